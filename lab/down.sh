@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Tear the hybrid lab down: containers, networks and the host rules up.sh added.
+# Images and the rootfs cache stay (lab/build-image.sh --force rebuilds them).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lab/env.sh
+. "$here/env.sh"
+podman rm -f -t 2 $LAB_CONTAINERS $(podman ps -aq --filter label=slime-lab=1) >/dev/null 2>&1
+podman network rm -f "$LAB_POD_NET" "$LAB_EXT_NET" >/dev/null 2>&1
+for pair in "$LAB_POD_CIDR $LAB_EXT_CIDR" "$LAB_EXT_CIDR $LAB_POD_CIDR"; do
+  set -- $pair
+  while iptables -w -t nat -D POSTROUTING -s "$1" -d "$2" -m physdev --physdev-is-bridged \
+      -m comment --comment slime-lab -j ACCEPT 2>/dev/null; do :; done
+done
+echo "lab: down"

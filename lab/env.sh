@@ -1,0 +1,18 @@
+# Shared settings of the hybrid lab (sourced by up.sh, down.sh and the benchmarks).
+# Addresses are fixed because inventories/lab/ names them; change both together.
+LAB_CACHE=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/lab
+LAB_POD_NET=slime-lab-pod
+LAB_POD_CIDR=10.126.0.0/24
+LAB_EXT_NET=slime-lab-ext
+LAB_EXT_CIDR=10.127.0.0/24
+LAB_K8SNODE_POD_IP=10.126.0.50
+LAB_K8SNODE_EXT_IP=10.127.0.50      # the Kubernetes node that hosts the controller pod
+LAB_CTL_IP=10.126.0.11              # controller pod IP
+LAB_NODEPORT=30017
+LAB_SRUN_PORTS=60001:60100
+LAB_IMAGE_SLURM=localhost/slime-slurm:lab
+LAB_IMAGE_HOST=localhost/slime-host:lab
+# name=ip of pod workers (pod network) and bare-metal hosts (external network)
+LAB_PODS="pod-1=10.126.0.21 pod-2=10.126.0.22"
+LAB_BMS="bm-1=10.127.0.61 bm-2=10.127.0.62"
+LAB_CONTAINERS="k8snode ctl pod-1 pod-2 bm-1 bm-2"

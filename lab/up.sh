@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Bring up the hybrid lab: one Kubernetes-like node, a slurmctld "pod", two slurmd "pods"
+# on the pod network, and two bare hosts on the external network. Idempotent: containers
+# that already run are kept. See lab/README.md for the topology.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lab/env.sh
+. "$here/env.sh"
+
+"$here/build-image.sh" >/dev/null
+mkdir -p "$LAB_CACHE"
+chmod 0700 "$LAB_CACHE"
+
+# The cluster's slurm.key, as Slinky's chart would generate it: 1024 random bytes.
+if [ ! -s "$LAB_CACHE/slurm.key" ]; then
+  (umask 077; head -c 1024 /dev/urandom >"$LAB_CACHE/slurm.key")
+fi
+
+ensure_net() { # name cidr
+  podman network exists "$1" || podman network create --disable-dns --subnet "$2" "$1" >/dev/null
+}
+ensure_net "$LAB_POD_NET" "$LAB_POD_CIDR"
+ensure_net "$LAB_EXT_NET" "$LAB_EXT_CIDR"
+
+# br_netfilter makes the host's iptables see frames bridged between two containers; podman's
+# masquerade rules would then SNAT traffic that k8snode routes between the two networks,
+# and slurmctld would record the wrong NodeAddr. Exempt exactly that traffic.
+host_rule() { # add|del rule...
+  local op=$1; shift
+  if [ "$op" = add ]; then
+    iptables -w -t nat -C POSTROUTING "$@" 2>/dev/null || iptables -w -t nat -I POSTROUTING "$@"
+  else
+    while iptables -w -t nat -C POSTROUTING "$@" 2>/dev/null; do iptables -w -t nat -D POSTROUTING "$@"; done
+  fi
+}
+for pair in "$LAB_POD_CIDR $LAB_EXT_CIDR" "$LAB_EXT_CIDR $LAB_POD_CIDR"; do
+  set -- $pair
+  host_rule add -s "$1" -d "$2" -m physdev --physdev-is-bridged -m comment --comment slime-lab -j ACCEPT
+done
+
+run() { # name image network-args...
+  local name=$1 image=$2; shift 2
+  if [ "$(podman inspect -f '{{.State.Running}}' "$name" 2>/dev/null)" = true ]; then return; fi
+  podman rm -f "$name" >/dev/null 2>&1 || true
+  podman run -d --name "$name" --hostname "$name" --label slime-lab=1 \
+    --privileged --systemd=always --cgroupns=private "$@" "$image" >/dev/null
+}
+wait_booted() {
+  local name=$1 state
+  for _ in $(seq 1 120); do
+    state=$(podman exec "$name" systemctl is-system-running 2>/dev/null || true)
+    case "$state" in running|degraded) return 0 ;; esac
+    sleep 0.5
+  done
+  echo "lab: $name did not boot (systemd state: $state)" >&2
+  return 1
+}
+x() { podman exec "$@"; }
+
+run k8snode "$LAB_IMAGE_HOST" --network "$LAB_POD_NET:ip=$LAB_K8SNODE_POD_IP" \
+  --network "$LAB_EXT_NET:ip=$LAB_K8SNODE_EXT_IP" --sysctl net.ipv4.ip_forward=1
+run ctl "$LAB_IMAGE_SLURM" --network "$LAB_POD_NET:ip=$LAB_CTL_IP"
+for p in $LAB_PODS; do
+  run "${p%=*}" "$LAB_IMAGE_SLURM" --network "$LAB_POD_NET:ip=${p#*=}" --add-host "ctl:$LAB_CTL_IP"
+done
+for b in $LAB_BMS; do
+  run "${b%=*}" "$LAB_IMAGE_HOST" --network "$LAB_EXT_NET:ip=${b#*=}" --no-hosts
+done
+for c in $LAB_CONTAINERS; do wait_booted "$c"; done
+
+# k8snode: what kube-proxy programs for the controller's NodePort Service with
+# externalTrafficPolicy: Local (DNAT, no SNAT) and for the controller pod's srun hostPorts;
+# pod egress to the outside is masqueraded, as common CNIs do.
+nat_rule() { # container chain rule...
+  local c=$1 chain=$2; shift 2
+  x "$c" iptables -w -t nat -C "$chain" "$@" 2>/dev/null || x "$c" iptables -w -t nat -A "$chain" "$@"
+}
+nat_rule k8snode PREROUTING -d "$LAB_K8SNODE_EXT_IP/32" -p tcp --dport "$LAB_NODEPORT" \
+  -m comment --comment "nodeport slurm-controller" -j DNAT --to-destination "$LAB_CTL_IP:6817"
+nat_rule k8snode PREROUTING -d "$LAB_K8SNODE_EXT_IP/32" -p tcp --dport "$LAB_SRUN_PORTS" \
+  -m comment --comment "hostport ctl srun" -j DNAT --to-destination "$LAB_CTL_IP"
+nat_rule k8snode POSTROUTING -s "$LAB_POD_CIDR" -d "$LAB_EXT_CIDR" -m conntrack ! --ctstate DNAT \
+  -m comment --comment "pod egress" -j MASQUERADE
+
+# Pods reach the outside through their node.
+for p in ctl $(for p in $LAB_PODS; do echo "${p%=*}"; done); do
+  x "$p" ip route replace "$LAB_EXT_CIDR" via "$LAB_K8SNODE_POD_IP"
+done
+# Bare metal has no route into the pod network: new connections there are refused
+# (after OUTPUT DNAT, so what the NodePort rules rewrite still goes out).
+for b in $LAB_BMS; do
+  name=${b%=*}
+  x "$name" sh -c "grep -q ' $name\$' /etc/hosts || echo '${b#*=} $name' >>/etc/hosts"
+  x "$name" iptables -w -C OUTPUT -d "$LAB_POD_CIDR" -m conntrack --ctstate NEW -j REJECT 2>/dev/null \
+    || x "$name" iptables -w -A OUTPUT -d "$LAB_POD_CIDR" -m conntrack --ctstate NEW -j REJECT
+done
+
+install_key() { # container
+  podman cp "$LAB_CACHE/slurm.key" "$1:/etc/slurm/slurm.key"
+  x "$1" sh -c 'chown slurm:slurm /etc/slurm/slurm.key && chmod 0600 /etc/slurm/slurm.key'
+}
+
+# Controller "pod".
+podman cp "$here/files/slurm.conf" ctl:/etc/slurm/slurm.conf
+podman cp "$here/files/cgroup.conf" ctl:/etc/slurm/cgroup.conf
+install_key ctl
+x ctl systemctl start slurmctld
+for _ in $(seq 1 60); do x ctl scontrol ping >/dev/null 2>&1 && break; sleep 0.5; done
+x ctl scontrol ping | grep -q UP || { echo "lab: slurmctld is not up" >&2; exit 1; }
+
+# Pod workers: configless dynamic slurmd, as a Slinky NodeSet pod runs it.
+for p in $LAB_PODS; do
+  name=${p%=*}
+  install_key "$name"
+  x "$name" mkdir -p /etc/systemd/system/slurmd.service.d
+  podman cp "$here/files/slurmd-pod.conf" "$name:/etc/systemd/system/slurmd.service.d/10-slinky.conf"
+  x "$name" systemctl daemon-reload
+  x "$name" systemctl start slurmd
+done
+for _ in $(seq 1 60); do
+  [ "$(x ctl sinfo -h -N -o '%N %T' | grep -c ' idle')" -ge 2 ] && break; sleep 0.5
+done
+echo "lab: up"
+x ctl sinfo -N -o '%N %T %f'

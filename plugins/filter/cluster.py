@@ -1,0 +1,54 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters that expose the cluster model (plugins/module_utils/cluster_model.py) to roles and templates."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, secret_file
+
+
+def _cluster_model(model):
+    try:
+        return cluster_model.normalize(model)
+    except cluster_model.ModelError as exc:
+        raise AnsibleFilterError("invalid slime_cluster: %s" % exc)
+
+
+def _slurm_compat_error(slurmd_version, slurmctld_version):
+    return cluster_model.version_compat_error(slurmd_version, slurmctld_version) or ""
+
+
+def _srun_ports_needed(nodes, pty=False):
+    return cluster_model.srun_ports_needed(nodes, pty)
+
+
+def _key_error(content_b64):
+    """'' for a usable base64 key, else why not (never the key itself)."""
+    try:
+        secret_file.decode_key(content_b64)
+    except ValueError as exc:
+        return str(exc)
+    return ""
+
+
+def _slurmd_conf(features, extra=None):
+    return cluster_model.slurmd_conf_args(features, extra)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {
+            "cluster_model": _cluster_model,
+            "cluster_errors": cluster_model.validate,
+            "feature_errors": cluster_model.feature_errors,
+            "slurm_compat_error": _slurm_compat_error,
+            "srun_ports_needed": _srun_ports_needed,
+            "slurmd_conf": _slurmd_conf,
+            "key_error": _key_error,
+            "apt_policy_version": cluster_model.apt_policy_version,
+        }

@@ -1,0 +1,322 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one model of a hybrid Slurm cluster.
+
+Every role, filter and template of the collection reads the cluster through
+``normalize()``: the user's ``slime_cluster`` dict goes in, a validated dict with
+derived values (conf server, NAT rules, port lists) comes out. A change of the
+NodePort or the srun range is therefore a one-line change in the inventory.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import ipaddress
+import re
+
+# Kubernetes' default --service-node-port-range, and the lower "static" band that
+# KEP-3668 reserves for manually chosen NodePorts.
+NODEPORT_RANGE = (30000, 32767)
+NODEPORT_STATIC_BAND = (30000, 30085)
+
+NETWORK_MODES = ("nat",)
+
+DEFAULTS = {
+    "name": "slurm",
+    "network_mode": "nat",
+    "controller": {"port": 6817},
+    "slurmd_port": 6818,
+    "max_node_count": 64,
+}
+
+# Slurm major releases in order; slurmd may be at most two releases older than slurmctld.
+KNOWN_RELEASES = (
+    "20.02", "20.11", "21.08", "22.05", "23.02", "23.11",
+    "24.05", "24.11", "25.05", "25.11", "26.05",
+)
+MAX_RELEASES_BEHIND = 2
+
+_HOSTNAME_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
+_VERSION_RE = re.compile(r"^(?:\d+:)?(\d{2})\.(\d{2})(?:\.(\d+))?")
+_FEATURE_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+class ModelError(ValueError):
+    """Raised with every problem found, one per line."""
+
+    def __init__(self, errors):
+        self.errors = list(errors)
+        super(ModelError, self).__init__("; ".join(self.errors))
+
+
+def _merge(base, override):
+    out = copy.deepcopy(base)
+    for key, value in (override or {}).items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def parse_port_range(value):
+    """'60001-60100' (or 60001:60100, or [60001, 60100]) -> (60001, 60100). Raises ValueError."""
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        first, last = value
+    else:
+        text = str(value).strip()
+        match = re.match(r"^(\d+)\s*[-:]\s*(\d+)$", text)
+        if not match:
+            raise ValueError("%r is not a port range of the form FIRST-LAST" % (value,))
+        first, last = match.groups()
+    first, last = int(first), int(last)
+    if not (1 <= first <= 65535 and 1 <= last <= 65535):
+        raise ValueError("%r has a port outside 1-65535" % (value,))
+    if first > last:
+        raise ValueError("%r is inverted (first port above last)" % (value,))
+    return first, last
+
+
+def srun_ports_needed(nodes, pty=False):
+    """Ports one srun listens on (slurm.conf(5), SrunPortRange): 4, plus 2 for every
+    48 hosts beyond the first 48, plus 1 with --pty."""
+    nodes = int(nodes)
+    if nodes < 1:
+        raise ValueError("node count must be at least 1, got %d" % nodes)
+    extra_blocks = (max(0, nodes - 48) + 47) // 48
+    return 4 + 2 * extra_blocks + (1 if pty else 0)
+
+
+def parse_slurm_version(value):
+    """'26.05.5', 'slurm 26.05.5', '26.05.5-1' or '26.05' -> (26, 5, 5 or None)."""
+    text = str(value).strip()
+    if text.lower().startswith("slurm"):
+        text = text.split(None, 1)[-1] if " " in text else text[5:]
+    match = _VERSION_RE.match(text.strip())
+    if not match:
+        raise ValueError("%r is not a Slurm version (expected YY.MM[.patch])" % (value,))
+    year, month, patch = match.groups()
+    return int(year), int(month), (int(patch) if patch is not None else None)
+
+
+def release_index(version):
+    """Position of a version's major release in Slurm's release sequence."""
+    year, month, _patch = parse_slurm_version(version)
+    key = "%02d.%02d" % (year, month)
+    if key in KNOWN_RELEASES:
+        return KNOWN_RELEASES.index(key)
+    last_year, last_month = (int(x) for x in KNOWN_RELEASES[-1].split("."))
+    months = (year * 12 + month) - (last_year * 12 + last_month)
+    if months > 0:
+        # Releases after the last known one come every six months.
+        return len(KNOWN_RELEASES) - 1 + (months + 5) // 6
+    # An older release we do not list: count six-month steps back from the first one.
+    first_year, first_month = (int(x) for x in KNOWN_RELEASES[0].split("."))
+    return -(((first_year * 12 + first_month) - (year * 12 + month) + 5) // 6)
+
+
+def version_compat_error(slurmd_version, slurmctld_version):
+    """None when slurmd may join slurmctld, else a message naming both versions."""
+    try:
+        node = release_index(slurmd_version)
+        ctld = release_index(slurmctld_version)
+    except ValueError as exc:
+        return str(exc)
+    if node > ctld:
+        return ("slurmd %s is newer than slurmctld %s; slurmd must not be newer than the controller"
+                % (slurmd_version, slurmctld_version))
+    if ctld - node > MAX_RELEASES_BEHIND:
+        return ("slurmd %s is %d major releases older than slurmctld %s; at most %d are supported"
+                % (slurmd_version, ctld - node, slurmctld_version, MAX_RELEASES_BEHIND))
+    return None
+
+
+def apt_policy_version(policy_output, pinned=""):
+    """The version apt would leave installed: the pinned one, else the installed one, else
+    the candidate; '' when the package is unknown. Input: `apt-cache policy PKG` output."""
+    if pinned:
+        return str(pinned)
+    found = {}
+    for line in (policy_output or "").splitlines():
+        key, _sep, value = line.strip().partition(":")
+        if key in ("Installed", "Candidate") and key not in found:
+            found[key] = value.strip()
+    for key in ("Installed", "Candidate"):
+        value = found.get(key, "")
+        if value and value != "(none)":
+            return value
+    return ""
+
+
+def _check_ip(errors, label, value):
+    try:
+        return str(ipaddress.ip_address(str(value).strip()))
+    except ValueError:
+        errors.append("%s=%r is not an IP address" % (label, value))
+        return None
+
+
+def _check_port(errors, label, value, low=1, high=65535):
+    try:
+        port = int(value)
+    except (TypeError, ValueError):
+        errors.append("%s=%r is not a port number" % (label, value))
+        return None
+    if not low <= port <= high:
+        errors.append("%s=%d is outside %d-%d" % (label, port, low, high))
+        return None
+    return port
+
+
+def feature_errors(features, label="features"):
+    """Slurm node features: names of letters, digits, '_', '.', '-' (no ',', '&', '|', spaces)."""
+    errors = []
+    if not isinstance(features, (list, tuple)):
+        return ["%s=%r must be a list of feature names" % (label, features)]
+    for feat in features:
+        if not isinstance(feat, str) or not _FEATURE_RE.match(feat):
+            errors.append("%s: %r is not a valid Slurm feature name (allowed: letters, digits, '_', '.', '-')"
+                          % (label, feat))
+    return errors
+
+
+def validate(model):
+    """Return the list of problems in a user's cluster model (empty when valid)."""
+    return _build(model)[1]
+
+
+def normalize(model):
+    """Validated model with derived values; raises ModelError listing every problem."""
+    result, errors = _build(model)
+    if errors:
+        raise ModelError(errors)
+    return result
+
+
+def _build(raw):
+    errors = []
+    if not isinstance(raw, dict):
+        return None, ["slime_cluster must be a dict, got %s" % type(raw).__name__]
+    m = _merge(DEFAULTS, raw)
+    ctl = m.get("controller") or {}
+    nodeport = m.get("nodeport") or {}
+
+    name = str(m.get("name", ""))
+    if not re.match(r"^[A-Za-z0-9_-]{1,40}$", name):
+        errors.append("name=%r is not a valid ClusterName (letters, digits, '_', '-'; at most 40)" % name)
+
+    mode = m.get("network_mode")
+    if mode not in NETWORK_MODES:
+        errors.append("network_mode=%r is not supported; allowed: %s" % (mode, ", ".join(NETWORK_MODES)))
+
+    host = ctl.get("host")
+    if not host or not _HOSTNAME_RE.match(str(host)):
+        errors.append("controller.host=%r is not a host name (the SlurmctldHost of slurm.conf)" % (host,))
+    ctl_addr = _check_ip(errors, "controller.address", ctl.get("address")) if ctl.get("address") else None
+    if ctl.get("address") is None:
+        errors.append("controller.address is required (the address bare metal maps controller.host to)")
+    ctl_port = _check_port(errors, "controller.port", ctl.get("port"))
+    slurmd_port = _check_port(errors, "slurmd_port", m.get("slurmd_port"))
+    if ctl_port is not None and ctl_port == slurmd_port:
+        errors.append("controller.port and slurmd_port are both %d; they must differ" % ctl_port)
+
+    np_addr = None
+    if nodeport.get("address") is None:
+        errors.append("nodeport.address is required (the Kubernetes node that hosts the controller pod)")
+    else:
+        np_addr = _check_ip(errors, "nodeport.address", nodeport.get("address"))
+    np_port = None
+    if nodeport.get("port") is None:
+        errors.append("nodeport.port is required (the controller Service's nodePort, %d-%d)" % NODEPORT_RANGE)
+    else:
+        np_port = _check_port(errors, "nodeport.port", nodeport.get("port"), *NODEPORT_RANGE)
+
+    try:
+        max_nodes = int(m.get("max_node_count"))
+        if max_nodes < 1:
+            raise ValueError
+    except (TypeError, ValueError):
+        errors.append("max_node_count=%r must be a positive integer" % (m.get("max_node_count"),))
+        max_nodes = None
+
+    srun = None
+    raw_range = m.get("srun_port_range")
+    if raw_range is None:
+        errors.append("srun_port_range is required (SrunPortRange, e.g. 60001-60100)")
+    else:
+        try:
+            first, last = parse_port_range(raw_range)
+        except ValueError as exc:
+            errors.append("srun_port_range: %s" % exc)
+        else:
+            srun = {"first": first, "last": last, "size": last - first + 1,
+                    "conf": "%d-%d" % (first, last), "iptables": "%d:%d" % (first, last)}
+            for label, port in (("controller.port", ctl_port), ("slurmd_port", slurmd_port)):
+                if port is not None and first <= port <= last:
+                    errors.append("srun_port_range=%s contains %s %d; srun would collide with the daemon"
+                                  % (srun["conf"], label, port))
+            if first <= NODEPORT_RANGE[1] and last >= NODEPORT_RANGE[0]:
+                errors.append("srun_port_range=%s overlaps the Kubernetes NodePort range %d-%d; hostPorts there "
+                              "collide with Services" % ((srun["conf"],) + NODEPORT_RANGE))
+            if first < 1024:
+                errors.append("srun_port_range=%s starts below 1024 (privileged ports)" % srun["conf"])
+            if max_nodes:
+                need = srun_ports_needed(max_nodes, pty=True)
+                if srun["size"] < need:
+                    errors.append("srun_port_range=%s has %d ports; one srun --pty over max_node_count=%d nodes needs %d"
+                                  % (srun["conf"], srun["size"], max_nodes, need))
+
+    version = m.get("slurm_version")
+    if version is None:
+        errors.append("slurm_version is required (the slurmctld version, e.g. 26.05)")
+    else:
+        try:
+            parse_slurm_version(version)
+        except ValueError as exc:
+            errors.append("slurm_version: %s" % exc)
+
+    if errors:
+        return None, errors
+
+    out = {
+        "name": name,
+        "network_mode": mode,
+        "slurm_version": str(version),
+        "max_node_count": max_nodes,
+        "controller": {"host": str(host), "address": ctl_addr, "port": ctl_port},
+        "nodeport": {"address": np_addr, "port": np_port,
+                     "static_band": NODEPORT_STATIC_BAND[0] <= np_port <= NODEPORT_STATIC_BAND[1]},
+        "slurmd_port": slurmd_port,
+        "srun_port_range": srun,
+        "conf_server": _hostport(np_addr, np_port),
+    }
+    # Bare metal reaches the controller pod only through its node. slurmd talks to
+    # SlurmctldHost:port once it has the config, so that is rewritten to the NodePort;
+    # srun/slurmstepd traffic back to an srun in the controller pod goes to its hostPorts.
+    out["dnat"] = [
+        {"name": "slurmctld", "destination": ctl_addr, "ports": str(ctl_port),
+         "to": _hostport(np_addr, np_port)},
+        {"name": "controller-srun", "destination": ctl_addr, "ports": srun["iptables"],
+         "to": np_addr},
+    ]
+    out["inbound_ports"] = [str(slurmd_port), srun["iptables"]]
+    return out, []
+
+
+def _hostport(address, port):
+    if ":" in address:
+        return "[%s]:%d" % (address, port)
+    return "%s:%d" % (address, port)
+
+
+def slurmd_conf_args(features=None, extra=None):
+    """The --conf string for a dynamic slurmd: 'Feature=a,b Weight=10'."""
+    parts = []
+    if features:
+        parts.append("Feature=%s" % ",".join(features))
+    for key in sorted(extra or {}):
+        parts.append("%s=%s" % (key, extra[key]))
+    return " ".join(parts)

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Install what the lab and the test tiers need on a fresh Debian 12 machine (run as root).
+# Idempotent: a second run only checks. Python tools go into a venv under ~/.cache so
+# the system Python is left alone.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
+venv=$cache/venv
+
+need_apt=()
+for pkg in podman runc netavark aardvark-dns debootstrap iptables iproute2 python3-venv make rsync; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
+done
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "install-deps: apt-get install ${need_apt[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+# podman on this machine kind: crun refuses the hybrid cgroup layout, and the default
+# nofile/nproc ulimits are above what the sandbox allows.
+conf=/etc/containers/containers.conf
+if ! grep -q '^# slime.hybrid' "$conf" 2>/dev/null; then
+  mkdir -p /etc/containers
+  cat >"$conf" <<'EOF'
+# slime.hybrid: settings for a host without systemd as PID 1 and with cgroup v1 hybrid
+[containers]
+default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
+[engine]
+runtime = "runc"
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+[network]
+network_backend = "netavark"
+EOF
+fi
+modprobe br_netfilter 2>/dev/null || true
+sysctl -qw net.ipv4.ip_forward=1 || true
+
+# The interpreter for the venv: the one on PATH (pyenv here), else Debian's.
+py=$(command -v python3)
+if [ ! -x "$venv/bin/python" ]; then
+  "$py" -m venv "$venv"
+fi
+stamp=$venv/.requirements.sha
+want=$(cat "$here/requirements.txt" "$here/requirements-test.txt" | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  "$venv/bin/pip" install -q --upgrade pip
+  "$venv/bin/pip" install -q -r "$here/requirements.txt" -r "$here/requirements-test.txt"
+  echo "$want" >"$stamp"
+fi
+echo "install-deps: ok (venv $venv)"
