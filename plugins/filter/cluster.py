@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, secret_file
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, netfilter, scontrol, secret_file
 
 
 def _cluster_model(model):
@@ -51,4 +51,7 @@ class FilterModule(object):
             "slurmd_conf": _slurmd_conf,
             "key_error": _key_error,
             "apt_policy_version": cluster_model.apt_policy_version,
+            "scontrol_nodes": scontrol.parse_nodes,
+            "iptables_stale": netfilter.stale_rules,
+            "slurm_node_available": scontrol.is_available,
         }

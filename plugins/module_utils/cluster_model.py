@@ -302,7 +302,14 @@ def _build(raw):
         {"name": "controller-srun", "destination": ctl_addr, "ports": srun["iptables"],
          "to": np_addr},
     ]
-    out["inbound_ports"] = [str(slurmd_port), srun["iptables"]]
+    out["inbound"] = [{"name": "slurmd", "ports": str(slurmd_port)},
+                      {"name": "srun", "ports": srun["iptables"]}]
+    # Each rule's comment spells out the whole rule, so a rule the model no longer
+    # produces (say, after a NodePort change) is recognised as stale and replaced.
+    for rule in out["dnat"]:
+        rule["comment"] = "slime.hybrid/%s %s:%s>%s" % (rule["name"], rule["destination"], rule["ports"], rule["to"])
+    for rule in out["inbound"]:
+        rule["comment"] = "slime.hybrid/in-%s tcp:%s" % (rule["name"], rule["ports"])
     return out, []
 
 

@@ -14,8 +14,8 @@ short_description: Install a binary key (slurm.key, jwt.key) given as base64
 version_added: 0.1.0
 description:
   - Writes the bytes of a base64 string, as a Kubernetes Secret holds them, to a file with
-    restrictive permissions. M(ansible.builtin.copy) cannot do this: its O(ansible.builtin.copy#module:content)
-    is text, and random key bytes are not.
+    restrictive permissions. M(ansible.builtin.copy) cannot do this, because its O(ansible.builtin.copy#module:content)
+    is text and random key bytes are not.
   - The key is never returned or shown in a diff; changes are detected by comparing SHA-256 digests.
   - The file is created with its final mode before any byte is written.
 options:

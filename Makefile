@@ -1,0 +1,61 @@
+# slime.hybrid — entry points. Everything installs what it needs (scripts/install-deps.sh)
+# and keeps build products under ~/.cache/slime-hybrid, never in the repository.
+SHELL := /bin/bash
+CACHE ?= $(HOME)/.cache/slime-hybrid
+VENV := $(CACHE)/venv
+COLLECTIONS := $(CACHE)/collections
+export SLIME_CACHE := $(CACHE)
+export PATH := $(VENV)/bin:$(PATH)
+export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
+export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
+export PY_COLORS := 0
+
+.PHONY: deps collection demo lab-up lab-down test static unit molecule sanity lint bench build clean
+
+deps:
+	./scripts/install-deps.sh
+
+# Make this checkout the slime.hybrid collection Ansible loads.
+collection:
+	@mkdir -p $(COLLECTIONS)/ansible_collections/slime
+	@ln -sfn $(CURDIR) $(COLLECTIONS)/ansible_collections/slime/hybrid
+
+lab-up: deps
+	./lab/up.sh
+
+lab-down:
+	./lab/down.sh
+
+# The hybrid lab converged by playbooks/site.yml: pod and bare-metal workers in one cluster.
+demo: deps collection lab-up
+	ansible-playbook -i inventories/lab/hosts.yml playbooks/site.yml
+	@echo; echo '$$ sinfo -N -o "%N %T %f"   (on the controller pod)'
+	@podman exec ctl sinfo -N -o '%N %T %f'
+	@echo; echo '$$ srun -N2 --constraint=baremetal hostname'
+	@podman exec ctl timeout 60 srun -N2 --constraint=baremetal hostname
+	@echo; echo '$$ srun -N4 hostname   (pod and bare-metal workers in one step)'
+	@podman exec ctl timeout 60 srun -N4 -l hostname | sort
+
+# Every test tier available on this machine.
+test: deps collection static unit molecule
+
+static: lint sanity
+
+lint: collection
+	yamllint -s .
+	ansible-lint --profile production
+
+sanity: collection
+	./scripts/sanity.sh
+
+unit: collection
+	python -m pytest -q tests/unit
+
+molecule: collection
+	molecule test -s hybrid
+
+bench: deps collection
+	./benchmarks/run.sh
+
+build: collection
+	ansible-galaxy collection build --force --output-path $(CACHE)/dist .

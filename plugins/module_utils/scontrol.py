@@ -1,0 +1,56 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parsing of `scontrol show node --oneliner` output (Slurm 26.05)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+# Keys whose values may contain spaces in one-liner output (OS="Linux 6.1 #1 SMP ...",
+# Reason=... [user@time]). A token starts a new key only if it looks like Key=.
+_KEY_RE = re.compile(r"(?:^|\s)([A-Z][A-Za-z_]*)=")
+
+
+def parse_node_line(line):
+    """One `scontrol show node -o` line -> dict of its Key=Value pairs (values as strings)."""
+    line = line.strip()
+    matches = list(_KEY_RE.finditer(line))
+    out = {}
+    for index, match in enumerate(matches):
+        end = matches[index + 1].start() if index + 1 < len(matches) else len(line)
+        out[match.group(1)] = line[match.end():end].strip()
+    return out
+
+
+def parse_nodes(text):
+    """All node records in the output, keyed by NodeName, in output order."""
+    nodes = {}
+    for line in (text or "").splitlines():
+        if line.startswith("NodeName="):
+            record = parse_node_line(line)
+            nodes[record["NodeName"]] = record
+    return nodes
+
+
+def state_flags(state):
+    """'IDLE+DYNAMIC_NORM' -> ('IDLE', ['DYNAMIC_NORM']); 'DOWN*+DRAIN' -> ('DOWN', ['NOT_RESPONDING', 'DRAIN'])."""
+    parts = (state or "").split("+")
+    base, flags = parts[0], parts[1:]
+    if base.endswith("*"):
+        base = base[:-1]
+        flags.insert(0, "NOT_RESPONDING")
+    return base, flags
+
+
+def is_available(state):
+    """True for a responding node that can run or is running jobs."""
+    base, flags = state_flags(state)
+    blocked = {"NOT_RESPONDING", "DRAIN", "DRAINING", "DRAINED", "FAIL", "INVALID_REG", "POWERED_DOWN", "POWERING_UP"}
+    return base in ("IDLE", "MIXED", "ALLOCATED", "COMPLETING") and not blocked.intersection(flags)
+
+
+def is_dynamic(state):
+    return any(flag.startswith("DYNAMIC") for flag in state_flags(state)[1])

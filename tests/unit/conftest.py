@@ -1,0 +1,51 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Make ``ansible_collections.slime.hybrid`` importable for the unit tests.
+
+The collection is found through ``$SLIME_CACHE/collections`` (default
+``~/.cache/slime-hybrid/collections``), which holds
+``ansible_collections/slime/hybrid`` -> this repository. Nothing is changed when the
+import already works (say, under ansible-test or an ANSIBLE_COLLECTIONS_PATH-aware runner).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import importlib
+import importlib.util
+import os
+import sys
+
+import pytest
+
+FIXTURES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+
+
+def _collection_importable():
+    try:
+        return importlib.util.find_spec("ansible_collections.slime.hybrid") is not None
+    except ImportError:
+        return False
+
+
+def _collections_dir():
+    cache = os.environ.get("SLIME_CACHE") or os.path.join("~", ".cache", "slime-hybrid")
+    return os.path.join(os.path.expanduser(cache), "collections")
+
+
+if not _collection_importable():
+    sys.path.insert(0, _collections_dir())
+    importlib.invalidate_caches()
+
+
+@pytest.fixture
+def fixture_text():
+    """Read a file of tests/unit/fixtures as text."""
+
+    def read(name):
+        with open(os.path.join(FIXTURES_DIR, name), encoding="utf-8") as handle:
+            return handle.read()
+
+    return read

@@ -1,0 +1,136 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import base64
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.slime.hybrid.plugins.filter.cluster import FilterModule
+
+# Every filter the roles call as slime.hybrid.<name>.
+ROLE_FILTERS = [
+    "cluster_model", "cluster_errors", "feature_errors", "slurm_compat_error", "srun_ports_needed",
+    "slurmd_conf", "key_error", "apt_policy_version", "scontrol_nodes", "iptables_stale",
+    "slurm_node_available",
+]
+
+MODEL = {
+    "controller": {"host": "slurm-controller", "address": "10.126.0.11"},
+    "nodeport": {"address": "10.127.0.50", "port": 30017},
+    "srun_port_range": "60001-60100",
+    "slurm_version": "26.05",
+}
+
+
+@pytest.fixture
+def filters():
+    return FilterModule().filters()
+
+
+def test_filters_used_by_roles_exist_and_are_callable(filters):
+    assert set(ROLE_FILTERS) <= set(filters)
+    assert all(callable(filters[name]) for name in ROLE_FILTERS)
+
+
+def test_cluster_model(filters):
+    out = filters["cluster_model"](MODEL)
+    assert out["conf_server"] == "10.127.0.50:30017"
+    assert [rule["comment"] for rule in out["dnat"]] == [
+        "slime.hybrid/slurmctld 10.126.0.11:6817>10.127.0.50:30017",
+        "slime.hybrid/controller-srun 10.126.0.11:60001:60100>10.127.0.50",
+    ]
+
+
+@pytest.mark.parametrize(
+    "changes, fragment",
+    [
+        ({"nodeport": {"address": "10.127.0.50", "port": 80}}, "nodeport.port=80"),
+        ({"srun_port_range": "6810-6817"}, "srun_port_range=6810-6817 contains controller.port 6817"),
+        ({"slurm_version": "latest"}, "'latest'"),
+    ],
+)
+def test_cluster_model_raises_filter_error_naming_the_bad_value(filters, changes, fragment):
+    with pytest.raises(AnsibleFilterError) as exc:
+        filters["cluster_model"](dict(MODEL, **changes))
+    assert "invalid slime_cluster" in str(exc.value)
+    assert fragment in str(exc.value)
+
+
+def test_cluster_errors(filters):
+    assert filters["cluster_errors"](MODEL) == []
+    errors = filters["cluster_errors"](dict(MODEL, network_mode="routed"))
+    assert len(errors) == 1 and "network_mode='routed'" in errors[0]
+
+
+def test_feature_errors(filters):
+    assert filters["feature_errors"](["baremetal"], "slurm_node_features") == []
+    assert filters["feature_errors"](["gpu,big"], "slurm_node_features")[0].startswith("slurm_node_features: 'gpu,big'")
+
+
+def test_slurm_compat_error(filters):
+    assert filters["slurm_compat_error"]("slurm 26.05.5", "26.05") == ""
+    assert filters["slurm_compat_error"]("25.05.3-1", "26.05") == ""
+    assert "24.11.6" in filters["slurm_compat_error"]("24.11.6", "26.05")
+    assert "newer than slurmctld" in filters["slurm_compat_error"]("26.11.0", "26.05")
+
+
+@pytest.mark.parametrize("nodes, pty, expected", [(1, False, 4), (97, False, 8), (48, True, 5)])
+def test_srun_ports_needed(filters, nodes, pty, expected):
+    assert filters["srun_ports_needed"](nodes, pty) == expected
+
+
+def test_slurmd_conf(filters):
+    assert filters["slurmd_conf"](["baremetal", "gpu"], {"Weight": 10}) == "Feature=baremetal,gpu Weight=10"
+    assert filters["slurmd_conf"]([]) == ""
+
+
+def test_key_error_is_empty_for_a_good_key(filters):
+    assert filters["key_error"](base64.b64encode(b"\x00\x01" * 32).decode()) == ""
+    assert filters["key_error"](base64.b64encode(b"k" * 32).decode() + "\n") == ""
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("", "the key is empty"),
+        ("not base64!", "the key is not valid base64"),
+        (base64.b64encode(b"short-secret").decode(), "the key is 12 bytes; at least 32 are required"),
+    ],
+)
+def test_key_error_explains_without_the_key(filters, value, message):
+    error = filters["key_error"](value)
+    assert error == message
+    if value:
+        assert value not in error
+
+
+def test_apt_policy_version(filters):
+    policy = "slurmd:\n  Installed: (none)\n  Candidate: 26.05.5-1\n  Version table:\n"
+    assert filters["apt_policy_version"](policy) == "26.05.5-1"
+    assert filters["apt_policy_version"](policy, "26.05.4-1") == "26.05.4-1"
+    assert filters["apt_policy_version"]("") == ""
+
+
+def test_scontrol_nodes_and_slurm_node_available(filters, fixture_text):
+    nodes = filters["scontrol_nodes"](fixture_text("scontrol_show_node_26.05.txt"))
+    assert filters["slurm_node_available"](nodes["bm-1"]["State"]) is True
+    assert filters["slurm_node_available"](nodes["bm-2"]["State"]) is False
+    assert filters["slurm_node_available"]("") is False  # register.yml's default('')
+
+
+def test_iptables_stale(filters):
+    wanted = [rule["comment"] for rule in filters["cluster_model"](MODEL)["dnat"]]
+    listing = (
+        "-N SLIME-HYBRID-OUT\n"
+        '-A SLIME-HYBRID-OUT -d 10.126.0.11/32 -p tcp -m tcp --dport 6817 -m comment --comment '
+        '"slime.hybrid/slurmctld 10.126.0.11:6817>10.127.0.50:30017" -j DNAT --to-destination 10.127.0.50:30017\n'
+    )
+    assert filters["iptables_stale"](listing, wanted) is False
+    assert filters["iptables_stale"](listing.replace("30017", "30018"), wanted) is True
+    assert filters["iptables_stale"]("-N SLIME-HYBRID-OUT\n", wanted) is False
