@@ -102,20 +102,25 @@ def parse_slurm_version(value):
     return int(year), int(month), (int(patch) if patch is not None else None)
 
 
+def _months(year, month):
+    return year * 12 + month
+
+
+_KNOWN_MONTHS = [_months(*(int(x) for x in release.split("."))) for release in KNOWN_RELEASES]
+
+
 def release_index(version):
     """Position of a version's major release in Slurm's release sequence."""
     year, month, _patch = parse_slurm_version(version)
-    key = "%02d.%02d" % (year, month)
-    if key in KNOWN_RELEASES:
-        return KNOWN_RELEASES.index(key)
-    last_year, last_month = (int(x) for x in KNOWN_RELEASES[-1].split("."))
-    months = (year * 12 + month) - (last_year * 12 + last_month)
-    if months > 0:
+    when = _months(year, month)
+    if when > _KNOWN_MONTHS[-1]:
         # Releases after the last known one come every six months.
-        return len(KNOWN_RELEASES) - 1 + (months + 5) // 6
-    # An older release we do not list: count six-month steps back from the first one.
-    first_year, first_month = (int(x) for x in KNOWN_RELEASES[0].split("."))
-    return -(((first_year * 12 + first_month) - (year * 12 + month) + 5) // 6)
+        return len(KNOWN_RELEASES) - 1 + (when - _KNOWN_MONTHS[-1] + 5) // 6
+    if when < _KNOWN_MONTHS[0]:
+        # Before 20.02 Slurm released every nine months (19.05, 18.08, 17.11, ...).
+        return -((_KNOWN_MONTHS[0] - when + 8) // 9)
+    # Within the known span: the newest known release not after this one.
+    return max(index for index, known in enumerate(_KNOWN_MONTHS) if known <= when)
 
 
 def version_compat_error(slurmd_version, slurmctld_version):
@@ -200,6 +205,11 @@ def _build(raw):
     errors = []
     if not isinstance(raw, dict):
         return None, ["slime_cluster must be a dict, got %s" % type(raw).__name__]
+    for section in ("controller", "nodeport"):
+        if raw.get(section) is not None and not isinstance(raw.get(section), dict):
+            errors.append("%s=%r must be a mapping (see docs/cluster-model.md)" % (section, raw.get(section)))
+    if errors:
+        return None, errors
     m = _merge(DEFAULTS, raw)
     ctl = m.get("controller") or {}
     nodeport = m.get("nodeport") or {}
@@ -215,21 +225,23 @@ def _build(raw):
     host = ctl.get("host")
     if not host or not _HOSTNAME_RE.match(str(host)):
         errors.append("controller.host=%r is not a host name (the SlurmctldHost of slurm.conf)" % (host,))
-    ctl_addr = _check_ip(errors, "controller.address", ctl.get("address")) if ctl.get("address") else None
-    if ctl.get("address") is None:
+    ctl_addr = None
+    if ctl.get("address") in (None, ""):
         errors.append("controller.address is required (the address bare metal maps controller.host to)")
+    else:
+        ctl_addr = _check_ip(errors, "controller.address", ctl.get("address"))
     ctl_port = _check_port(errors, "controller.port", ctl.get("port"))
     slurmd_port = _check_port(errors, "slurmd_port", m.get("slurmd_port"))
     if ctl_port is not None and ctl_port == slurmd_port:
         errors.append("controller.port and slurmd_port are both %d; they must differ" % ctl_port)
 
     np_addr = None
-    if nodeport.get("address") is None:
+    if nodeport.get("address") in (None, ""):
         errors.append("nodeport.address is required (the Kubernetes node that hosts the controller pod)")
     else:
         np_addr = _check_ip(errors, "nodeport.address", nodeport.get("address"))
     np_port = None
-    if nodeport.get("port") is None:
+    if nodeport.get("port") in (None, ""):
         errors.append("nodeport.port is required (the controller Service's nodePort, %d-%d)" % NODEPORT_RANGE)
     else:
         np_port = _check_port(errors, "nodeport.port", nodeport.get("port"), *NODEPORT_RANGE)

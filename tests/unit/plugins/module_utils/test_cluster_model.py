@@ -198,13 +198,6 @@ def test_version_compat_reports_unparsable_version():
     assert "'garbage' is not a Slurm version" in cm.version_compat_error("garbage", "26.05")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: release_index() assumes a six-month cadence outside KNOWN_RELEASES; releases before "
-    "20.02 (19.05, 18.08, 17.11 came every nine months) get the wrong index, so 19.05 is "
-    "counted as 3 releases behind 20.11 instead of 2, and an unlisted version inside the known "
-    "span (25.08) is placed after 26.05",
-)
 @pytest.mark.parametrize(
     "older, newer",
     [
@@ -395,7 +388,7 @@ INVALID_CASES = [
     ("nodeport-port-missing", {"nodeport.port": DELETE}, ["nodeport.port is required"]),
     ("nodeport-address-hostname", {"nodeport.address": "k8s-node-1"},
      ["nodeport.address='k8s-node-1'", "not an IP address"]),
-    ("nodeport-address-empty", {"nodeport.address": ""}, ["nodeport.address=''", "not an IP address"]),
+    ("nodeport-address-empty", {"nodeport.address": ""}, ["nodeport.address is required"]),
     ("nodeport-address-missing", {"nodeport.address": DELETE}, ["nodeport.address is required"]),
     ("controller-address-bad", {"controller.address": "10.126.0.300"},
      ["controller.address='10.126.0.300'", "not an IP address"]),
@@ -453,23 +446,11 @@ def test_normalize_raises_model_error_listing_every_problem():
     assert "network_mode='routed'" in message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: controller.address='' (e.g. an inventory variable that rendered empty) passes "
-    "validation; _build() checks the address only when it is truthy and reports it missing only "
-    "when it is None, so normalize() returns controller.address=None and DNAT rules for 'None'",
-)
 def test_validate_rejects_empty_controller_address():
     errors = cm.validate(valid_model(**{"controller.address": ""}))
     assert any("controller.address" in error for error in errors)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AttributeError,
-    reason="BUG: a section given as a string instead of a mapping (nodeport: '10.127.0.50:30017', "
-    "shaped like conf_server) makes validate() crash with AttributeError instead of returning an error",
-)
 @pytest.mark.parametrize("section, value", [("nodeport", "10.127.0.50:30017"), ("controller", "slurm-controller")])
 def test_validate_reports_a_section_that_is_not_a_mapping(section, value):
     errors = cm.validate(valid_model(**{section: value}))
