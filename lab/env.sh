@@ -12,7 +12,9 @@ LAB_NODEPORT=30017
 LAB_SRUN_PORTS=60001:60100
 LAB_IMAGE_SLURM=localhost/slime-slurm:lab
 LAB_IMAGE_HOST=localhost/slime-host:lab
-# name=ip of pod workers (pod network) and bare-metal hosts (external network)
-LAB_PODS="pod-1=10.126.0.21 pod-2=10.126.0.22"
+# Pod workers: name=pod-ip@node-ip. Each runs on its own "Kubernetes node" address of k8snode,
+# which publishes its 6818 and srun range as hostPorts (one pod worker per node address).
+LAB_PODS="pod-1=10.126.0.21@10.127.0.51 pod-2=10.126.0.22@10.127.0.52"
+# Bare-metal hosts (external network): name=ip
 LAB_BMS="bm-1=10.127.0.61 bm-2=10.127.0.62"
 LAB_CONTAINERS="k8snode ctl pod-1 pod-2 bm-1 bm-2"

@@ -60,17 +60,25 @@ x() { podman exec "$@"; }
 run k8snode "$LAB_IMAGE_HOST" --network "$LAB_POD_NET:ip=$LAB_K8SNODE_POD_IP" \
   --network "$LAB_EXT_NET:ip=$LAB_K8SNODE_EXT_IP" --sysctl net.ipv4.ip_forward=1
 run ctl "$LAB_IMAGE_SLURM" --network "$LAB_POD_NET:ip=$LAB_CTL_IP"
+pod_name() { echo "${1%%=*}"; }
+pod_ip() { local v=${1#*=}; echo "${v%@*}"; }
+pod_node() { echo "${1#*@}"; }
 for p in $LAB_PODS; do
-  run "${p%=*}" "$LAB_IMAGE_SLURM" --network "$LAB_POD_NET:ip=${p#*=}" --add-host "ctl:$LAB_CTL_IP"
+  run "$(pod_name "$p")" "$LAB_IMAGE_SLURM" --network "$LAB_POD_NET:ip=$(pod_ip "$p")" --add-host "ctl:$LAB_CTL_IP"
 done
 for b in $LAB_BMS; do
   run "${b%=*}" "$LAB_IMAGE_HOST" --network "$LAB_EXT_NET:ip=${b#*=}" --no-hosts
 done
 for c in $LAB_CONTAINERS; do wait_booted "$c"; done
 
-# k8snode: what kube-proxy programs for the controller's NodePort Service with
-# externalTrafficPolicy: Local (DNAT, no SNAT) and for the controller pod's srun hostPorts;
-# pod egress to the outside is masqueraded, as common CNIs do.
+# k8snode plays every Kubernetes node: .50 hosts the controller pod, and each pod worker
+# has a node address of its own. It programs what kube-proxy and the CNI's portmap do:
+# - the controller's NodePort Service with externalTrafficPolicy: Local: DNAT, no SNAT;
+# - hostPorts: the srun range of the controller pod, 6818 + the srun range of each pod worker;
+# - pod traffic leaving its node (to the outside, or to another node's hostPort) is
+#   masqueraded to that node's address, so replies come back through the node.
+x k8snode sh -c 'for f in /proc/sys/net/ipv4/conf/*/send_redirects; do echo 0 >"$f"; done'
+ext_dev=$(x k8snode ip -o -4 addr show to "$LAB_K8SNODE_EXT_IP" | awk '{print $2}')
 nat_rule() { # container chain rule...
   local c=$1 chain=$2; shift 2
   x "$c" iptables -w -t nat -C "$chain" "$@" 2>/dev/null || x "$c" iptables -w -t nat -A "$chain" "$@"
@@ -79,11 +87,21 @@ nat_rule k8snode PREROUTING -d "$LAB_K8SNODE_EXT_IP/32" -p tcp --dport "$LAB_NOD
   -m comment --comment "nodeport slurm-controller" -j DNAT --to-destination "$LAB_CTL_IP:6817"
 nat_rule k8snode PREROUTING -d "$LAB_K8SNODE_EXT_IP/32" -p tcp --dport "$LAB_SRUN_PORTS" \
   -m comment --comment "hostport ctl srun" -j DNAT --to-destination "$LAB_CTL_IP"
-nat_rule k8snode POSTROUTING -s "$LAB_POD_CIDR" -d "$LAB_EXT_CIDR" -m conntrack ! --ctstate DNAT \
-  -m comment --comment "pod egress" -j MASQUERADE
+node_snat() { # pod-ip node-ip
+  nat_rule k8snode POSTROUTING -s "$1/32" -d "$LAB_EXT_CIDR" -m comment --comment "egress $1" -j SNAT --to-source "$2"
+  nat_rule k8snode POSTROUTING -s "$1/32" -m conntrack --ctstate DNAT -m comment --comment "hairpin $1" -j SNAT --to-source "$2"
+}
+node_snat "$LAB_CTL_IP" "$LAB_K8SNODE_EXT_IP"
+for p in $LAB_PODS; do
+  ip=$(pod_ip "$p"); node=$(pod_node "$p")
+  x k8snode sh -c "ip -o -4 addr show dev $ext_dev | grep -q ' $node/' || ip addr add $node/${LAB_EXT_CIDR#*/} dev $ext_dev"
+  nat_rule k8snode PREROUTING -d "$node/32" -p tcp -m multiport --dports "6818,$LAB_SRUN_PORTS" \
+    -m comment --comment "hostports $(pod_name "$p")" -j DNAT --to-destination "$ip"
+  node_snat "$ip" "$node"
+done
 
 # Pods reach the outside through their node.
-for p in ctl $(for p in $LAB_PODS; do echo "${p%=*}"; done); do
+for p in ctl $(for p in $LAB_PODS; do pod_name "$p"; done); do
   x "$p" ip route replace "$LAB_EXT_CIDR" via "$LAB_K8SNODE_POD_IP"
 done
 # Bare metal has no route into the pod network: new connections there are refused
@@ -110,7 +128,7 @@ x ctl scontrol ping | grep -q UP || { echo "lab: slurmctld is not up" >&2; exit 
 
 # Pod workers: configless dynamic slurmd, as a Slinky NodeSet pod runs it.
 for p in $LAB_PODS; do
-  name=${p%=*}
+  name=$(pod_name "$p")
   install_key "$name"
   x "$name" mkdir -p /etc/systemd/system/slurmd.service.d
   podman cp "$here/files/slurmd-pod.conf" "$name:/etc/systemd/system/slurmd.service.d/10-slinky.conf"

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, netfilter, scontrol, secret_file
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, netfilter, node_addr, scontrol, secret_file
 
 
 def _cluster_model(model):
@@ -53,5 +53,6 @@ class FilterModule(object):
             "apt_policy_version": cluster_model.apt_policy_version,
             "scontrol_nodes": scontrol.parse_nodes,
             "iptables_stale": netfilter.stale_rules,
+            "pod_host_addresses": node_addr.pod_host_addresses,
             "slurm_node_available": scontrol.is_available,
         }

@@ -6,28 +6,30 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+
 import pytest
 
 from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, netfilter
 
 SLURMCTLD = "slime.hybrid/slurmctld 10.126.0.11:6817>10.127.0.50:30017"
 CONTROLLER_SRUN = "slime.hybrid/controller-srun 10.126.0.11:60001:60100>10.127.0.50"
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures")
+
+
+def _fixture(name):
+    with open(os.path.join(FIXTURES, name)) as handle:
+        return handle.read()
+
+
 IN_SLURMD = "slime.hybrid/in-slurmd tcp:6818"
 IN_SRUN = "slime.hybrid/in-srun tcp:60001:60100"
 
 # `iptables -w -t nat -S SLIME-HYBRID-OUT`
-NAT_CHAIN = """\
--N SLIME-HYBRID-OUT
--A SLIME-HYBRID-OUT -d 10.126.0.11/32 -p tcp -m tcp --dport 6817 -m comment --comment "slime.hybrid/slurmctld 10.126.0.11:6817>10.127.0.50:30017" -j DNAT --to-destination 10.127.0.50:30017
--A SLIME-HYBRID-OUT -d 10.126.0.11/32 -p tcp -m tcp --dport 60001:60100 -m comment --comment "slime.hybrid/controller-srun 10.126.0.11:60001:60100>10.127.0.50" -j DNAT --to-destination 10.127.0.50
-"""
+NAT_CHAIN = _fixture("iptables_S_nat_chain.txt")
 
 # `iptables -w -t filter -S SLIME-HYBRID-IN`
-FILTER_CHAIN = """\
--N SLIME-HYBRID-IN
--A SLIME-HYBRID-IN -p tcp -m tcp --dport 6818 -m conntrack --ctstate NEW -m comment --comment "slime.hybrid/in-slurmd tcp:6818" -j ACCEPT
--A SLIME-HYBRID-IN -p tcp -m tcp --dport 60001:60100 -m conntrack --ctstate NEW -m comment --comment "slime.hybrid/in-srun tcp:60001:60100" -j ACCEPT
-"""
+FILTER_CHAIN = _fixture("iptables_S_filter_chain.txt")
 
 # A rule left over from when the controller Service had NodePort 30018.
 OLD_NODEPORT_RULE = (

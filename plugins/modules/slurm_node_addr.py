@@ -1,0 +1,182 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: slurm_node_addr
+short_description: Set NodeAddr/NodeHostname of Slurm nodes in one batched update
+version_added: 0.1.0
+description:
+  - Pod workers register with their pod IP, which hosts outside the pod network cannot route to.
+    This module points their C(NodeAddr) at an address that is reachable, typically the IP of the
+    Kubernetes node that exposes the pod's slurmd and srun ports as hostPorts.
+  - It reads every node once with C(scontrol show node --oneliner), changes only the nodes that differ,
+    and applies all changes with one C(scontrol update NodeName=a,b NodeAddr=x,y) call.
+  - slurmctld resets a dynamic node's NodeAddr to the source address of each registration, so the fix
+    decays when a slurmd restarts or slurmctld re-polls its nodes. Run the module again (for example from
+    C(playbooks/fix_nodeaddr.yml) on a timer); in check mode it reports the drift without fixing it.
+  - C(scontrol) runs on the host the module runs on. Delegate the task to a host where C(scontrol)
+    reaches slurmctld (the controller or a login node/pod, a bare-metal worker).
+options:
+  nodes:
+    description:
+      - Wanted address per Slurm node name, either the address itself or a dict with C(address) and
+        optional C(hostname).
+      - Mutually exclusive with O(features)/O(names).
+    type: dict
+  features:
+    description: Select the nodes that have all these features (for example C(pod)); addresses come from O(address_map).
+    type: list
+    elements: str
+  names:
+    description: Select these node names; addresses come from O(address_map).
+    type: list
+    elements: str
+  address_map:
+    description:
+      - Address per node name for the nodes chosen by O(features)/O(names), for example built from the
+        pods' C(status.hostIP).
+    type: dict
+  missing:
+    description: What to do with a selected node that has no entry in O(address_map).
+    type: str
+    choices: [fail, skip]
+    default: fail
+  scontrol:
+    description: Path of the scontrol command.
+    type: str
+    default: scontrol
+attributes:
+  check_mode:
+    description: Can run in check mode and return changed status prediction without modifying target.
+    support: full
+    details: In check mode the module reports which nodes differ (drift) and changes nothing.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
+    support: full
+author:
+  - slime.hybrid contributors (@slime-hpc)
+"""
+
+EXAMPLES = r"""
+- name: Point pod workers at the hosts that publish their hostPorts
+  slime.hybrid.slurm_node_addr:
+    nodes:
+      slurm-worker-0: 10.0.0.21
+      slurm-worker-1: {address: 10.0.0.22, hostname: k8s-node-2}
+  delegate_to: slurm-login-0
+
+- name: Every node with feature "pod", addresses from the pods' host IPs
+  slime.hybrid.slurm_node_addr:
+    features: [pod]
+    address_map: "{{ pods.resources | items2dict(key_name='metadata', value_name='status') }}"
+  delegate_to: "{{ groups['slurm_baremetal'][0] }}"
+
+- name: Drift check (changes nothing, reports nodes whose NodeAddr is wrong)
+  slime.hybrid.slurm_node_addr:
+    features: [pod]
+    address_map: "{{ pod_host_ips }}"
+  check_mode: true
+  register: drift
+"""
+
+RETURN = r"""
+changed_nodes:
+  description: Names of the nodes whose NodeAddr/NodeHostName differed (and, outside check mode, were updated).
+  returned: always
+  type: list
+  elements: str
+  sample: [pod-1, pod-2]
+nodes:
+  description: Per changed node, the values before and after.
+  returned: always
+  type: dict
+  sample: {"pod-1": {"before": {"NodeAddr": "10.126.0.21", "NodeHostName": "pod-1"},
+                     "after": {"NodeAddr": "10.127.0.51", "NodeHostName": "pod-1"}}}
+selected:
+  description: Names of all nodes the module looked at.
+  returned: always
+  type: list
+  elements: str
+commands:
+  description: The scontrol updates that were (or, in check mode, would be) run.
+  returned: always
+  type: list
+  elements: list
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.slime.hybrid.plugins.module_utils import node_addr
+
+
+def run_scontrol(module, args):
+    rc, out, err = module.run_command([module.params["scontrol"]] + args)
+    if rc != 0:
+        module.fail_json(msg="scontrol %s failed (rc=%d): %s" % (" ".join(args), rc, (err or out).strip()),
+                         rc=rc, stderr=err, stdout=out)
+    return out
+
+
+def wanted(module, current):
+    params = module.params
+    if params["nodes"] is not None:
+        return params["nodes"], sorted(params["nodes"])
+    selected = node_addr.select_nodes(current, params["features"], params["names"])
+    mapping = params["address_map"] or {}
+    missing = [name for name in selected if name not in mapping]
+    if missing and params["missing"] == "fail":
+        module.fail_json(msg="no address in address_map for selected node(s): %s" % ", ".join(missing),
+                         selected=selected)
+    return dict((name, mapping[name]) for name in selected if name in mapping), selected
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            nodes=dict(type="dict"),
+            features=dict(type="list", elements="str"),
+            names=dict(type="list", elements="str"),
+            address_map=dict(type="dict"),
+            missing=dict(type="str", choices=["fail", "skip"], default="fail"),
+            scontrol=dict(type="str", default="scontrol"),
+        ),
+        mutually_exclusive=[("nodes", "features"), ("nodes", "names"), ("nodes", "address_map")],
+        required_one_of=[("nodes", "features", "names")],
+        required_by={"features": "address_map", "names": "address_map"},
+        supports_check_mode=True,
+    )
+    current = node_addr.parse_current(run_scontrol(module, ["show", "node", "--oneliner"]))
+    spec, selected = wanted(module, current)
+    desired, errors = node_addr.normalize_desired(spec)
+    if errors:
+        module.fail_json(msg="invalid addresses: " + "; ".join(errors))
+    changes, unknown = node_addr.plan(current, desired)
+    if unknown:
+        module.fail_json(msg="slurmctld does not know node(s): %s" % ", ".join(unknown), unknown=unknown)
+
+    commands = node_addr.update_commands(changes)
+    result = dict(changed=bool(changes), changed_nodes=sorted(changes), nodes=changes,
+                  selected=selected, commands=[[module.params["scontrol"]] + c for c in commands])
+    if module._diff:
+        result["diff"] = dict(before=node_addr.diff_text(changes, "before"), after=node_addr.diff_text(changes, "after"))
+    if changes and not module.check_mode:
+        for command in commands:
+            run_scontrol(module, command)
+        # Confirm: slurmctld must now report the wanted values (a concurrent re-registration
+        # can overwrite them at once; report that rather than claim success).
+        after = node_addr.parse_current(run_scontrol(module, ["show", "node", "--oneliner"]))
+        still, _unknown = node_addr.plan(after, desired)
+        if still:
+            module.fail_json(msg="slurmctld still reports other addresses for: %s" % ", ".join(sorted(still)), **result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
