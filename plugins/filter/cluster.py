@@ -52,6 +52,7 @@ class FilterModule(object):
             "key_error": _key_error,
             "apt_policy_version": cluster_model.apt_policy_version,
             "scontrol_nodes": scontrol.parse_nodes,
+            "scontrol_record": scontrol.parse_node_line,
             "iptables_stale": netfilter.stale_rules,
             "pod_host_addresses": node_addr.pod_host_addresses,
             "slurm_node_available": scontrol.is_available,

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 slime.hybrid contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Parsing of `scontrol show node --oneliner` output (Slurm 26.05)."""
+"""Parsing of `scontrol show node --oneliner` (and job) output, Slurm 26.05."""
 
 from __future__ import absolute_import, division, print_function
 

@@ -44,7 +44,9 @@ options:
         pods' C(status.hostIP).
     type: dict
   missing:
-    description: What to do with a selected node that has no entry in O(address_map).
+    description:
+      - What to do with a selected node that has no entry in O(address_map), and with a name in
+        O(names) that slurmctld does not know (a pod worker that is gone, for example).
     type: str
     choices: [fail, skip]
     default: fail
@@ -129,6 +131,9 @@ def wanted(module, current):
     if params["nodes"] is not None:
         return params["nodes"], sorted(params["nodes"])
     selected = node_addr.select_nodes(current, params["features"], params["names"])
+    unknown = sorted(set(params["names"] or []) - set(current))
+    if unknown and params["missing"] == "fail":
+        module.fail_json(msg="slurmctld does not know node(s): %s" % ", ".join(unknown), unknown=unknown)
     mapping = params["address_map"] or {}
     missing = [name for name in selected if name not in mapping]
     if missing and params["missing"] == "fail":

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 slime.hybrid contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Make ``ansible_collections.slime.hybrid`` importable for the unit tests.
+"""Make ``ansible_collections.slime.hybrid`` importable for the unit tests; shared fixtures.
 
 The collection is found through ``$SLIME_CACHE/collections`` (default
 ``~/.cache/slime-hybrid/collections``), which holds
@@ -15,6 +15,7 @@ __metaclass__ = type
 
 import importlib
 import importlib.util
+import json
 import os
 import sys
 
@@ -49,3 +50,40 @@ def fixture_text():
             return handle.read()
 
     return read
+
+
+class ModuleRun(object):
+    """What one in-process module run produced: exit code, parsed JSON result and raw stdout."""
+
+    def __init__(self, rc, result, stdout):
+        self.rc = rc
+        self.result = result
+        self.stdout = stdout
+
+
+@pytest.fixture
+def module_runner(monkeypatch, capsys):
+    """Run a module's main() in-process as Ansible runs it.
+
+    Arguments go in through ansible.module_utils.basic._ANSIBLE_ARGS; the module ends with
+    SystemExit after printing its result as JSON. Call as
+    ``module_runner(some_module.main, check_mode=False, diff=False, **module_args)``.
+    """
+    from ansible.module_utils import basic
+    from ansible.module_utils.common.text.converters import to_bytes
+
+    def run(main, check_mode=False, diff=False, **args):
+        args = dict(args)
+        args.setdefault("_ansible_remote_tmp", "/tmp")
+        args.setdefault("_ansible_keep_remote_files", False)
+        args["_ansible_check_mode"] = check_mode
+        args["_ansible_diff"] = diff
+        monkeypatch.setattr(basic, "_ANSIBLE_ARGS", to_bytes(json.dumps({"ANSIBLE_MODULE_ARGS": args})))
+        if hasattr(basic, "_ANSIBLE_PROFILE"):  # ansible-core >= 2.19
+            monkeypatch.setattr(basic, "_ANSIBLE_PROFILE", "legacy")
+        with pytest.raises(SystemExit) as exc:
+            main()
+        stdout = capsys.readouterr().out
+        return ModuleRun(exc.value.code, json.loads(stdout), stdout)
+
+    return run

@@ -7,6 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import base64
+import json
 
 import pytest
 from ansible.errors import AnsibleFilterError
@@ -19,6 +20,9 @@ ROLE_FILTERS = [
     "slurmd_conf", "key_error", "apt_policy_version", "scontrol_nodes", "iptables_stale",
     "slurm_node_available",
 ]
+
+# Filters playbooks/ call as slime.hybrid.<name>.
+PLAYBOOK_FILTERS = ["pod_host_addresses"]
 
 MODEL = {
     "controller": {"host": "slurm-controller", "address": "10.126.0.11"},
@@ -33,9 +37,10 @@ def filters():
     return FilterModule().filters()
 
 
-def test_filters_used_by_roles_exist_and_are_callable(filters):
-    assert set(ROLE_FILTERS) <= set(filters)
-    assert all(callable(filters[name]) for name in ROLE_FILTERS)
+@pytest.mark.parametrize("users, names", [("roles", ROLE_FILTERS), ("playbooks", PLAYBOOK_FILTERS)])
+def test_filters_used_by_roles_and_playbooks_exist_and_are_callable(filters, users, names):
+    assert set(names) <= set(filters), users
+    assert all(callable(filters[name]) for name in names)
 
 
 def test_cluster_model(filters):
@@ -134,3 +139,9 @@ def test_iptables_stale(filters):
     assert filters["iptables_stale"](listing, wanted) is False
     assert filters["iptables_stale"](listing.replace("30017", "30018"), wanted) is True
     assert filters["iptables_stale"]("-N SLIME-HYBRID-OUT\n", wanted) is False
+
+
+def test_pod_host_addresses(filters, fixture_text):
+    pods = json.loads(fixture_text("k8s_pods_slurm_workers.json"))
+    assert filters["pod_host_addresses"](pods) == {"pod-1": "10.127.0.51", "pod-2": "10.127.0.52"}
+    assert filters["pod_host_addresses"]([]) == {}

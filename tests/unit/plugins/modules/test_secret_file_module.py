@@ -9,14 +9,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import base64
+import functools
 import hashlib
-import json
 import os
 import stat
 
 import pytest
-from ansible.module_utils import basic
-from ansible.module_utils.common.text.converters import to_bytes
 
 from ansible_collections.slime.hybrid.plugins.modules import secret_file as secret_file_module
 
@@ -26,32 +24,10 @@ KEY_B64 = base64.b64encode(KEY).decode("ascii")
 KEY_SHA256 = hashlib.sha256(KEY).hexdigest()
 
 
-class Run(object):
-    def __init__(self, rc, result, stdout):
-        self.rc = rc
-        self.result = result
-        self.stdout = stdout
-
-
 @pytest.fixture
-def run_module(monkeypatch, capsys):
-    """Run main() with the given module arguments; returns its exit code, result and raw stdout."""
-
-    def run(check_mode=False, diff=False, **args):
-        args = dict(args)
-        args.setdefault("_ansible_remote_tmp", "/tmp")
-        args.setdefault("_ansible_keep_remote_files", False)
-        args["_ansible_check_mode"] = check_mode
-        args["_ansible_diff"] = diff
-        monkeypatch.setattr(basic, "_ANSIBLE_ARGS", to_bytes(json.dumps({"ANSIBLE_MODULE_ARGS": args})))
-        if hasattr(basic, "_ANSIBLE_PROFILE"):  # ansible-core >= 2.19
-            monkeypatch.setattr(basic, "_ANSIBLE_PROFILE", "legacy")
-        with pytest.raises(SystemExit) as exc:
-            secret_file_module.main()
-        stdout = capsys.readouterr().out
-        return Run(exc.value.code, json.loads(stdout), stdout)
-
-    return run
+def run_module(module_runner):
+    """Run the secret_file module (see module_runner in tests/unit/conftest.py)."""
+    return functools.partial(module_runner, secret_file_module.main)
 
 
 def _mode(path):

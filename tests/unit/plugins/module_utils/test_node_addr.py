@@ -1,0 +1,307 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Planning of NodeAddr/NodeHostname updates (plugins/module_utils/node_addr.py)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+
+import pytest
+
+from ansible_collections.slime.hybrid.plugins.module_utils import node_addr
+
+FIXTURE = "scontrol_show_node_26.05.txt"
+PODS_FIXTURE = "k8s_pods_slurm_workers.json"
+
+
+@pytest.fixture
+def current(fixture_text):
+    return node_addr.parse_current(fixture_text(FIXTURE))
+
+
+def change(before_addr, after_addr, before_host, after_host=None):
+    """One entry of plan()'s changes."""
+    return {
+        "before": {"NodeAddr": before_addr, "NodeHostName": before_host},
+        "after": {"NodeAddr": after_addr, "NodeHostName": after_host or before_host},
+    }
+
+
+def want(addr, hostname=None):
+    """One entry of normalize_desired()'s desired."""
+    return {"NodeAddr": addr, "NodeHostName": hostname}
+
+
+# --- address_error ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["10.127.0.51", "192.168.1.1", " 10.0.0.1 ", "k8s-node-2", "pod-1", "localhost", "pod-1.slurm-workers.slurm.svc.cluster.local"],
+)
+def test_address_error_accepts_ipv4_and_host_names(value):
+    assert node_addr.address_error(value) is None
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("::1", "'::1' is IPv6; give an IPv4 address or a host name"),
+        ("2001:db8::5", "'2001:db8::5' is IPv6; give an IPv4 address or a host name"),
+        ("10.127.0.300", "'10.127.0.300' is neither an IPv4 address nor a host name"),
+        ("10.127.0", "'10.127.0' is neither an IPv4 address nor a host name"),
+        ("bad_host!", "'bad_host!' is neither an IPv4 address nor a host name"),
+        ("-pod-1", "'-pod-1' is neither an IPv4 address nor a host name"),
+        ("10.0.0.1,10.0.0.2", "'10.0.0.1,10.0.0.2' is neither an IPv4 address nor a host name"),
+        ("", "empty address"),
+        ("   ", "empty address"),
+        (None, "empty address"),
+    ],
+)
+def test_address_error_explains_what_is_refused(value, message):
+    assert node_addr.address_error(value) == message
+
+
+# --- normalize_desired -----------------------------------------------------------------------------
+
+
+def test_normalize_desired_string_and_dict_specs():
+    desired, errors = node_addr.normalize_desired({
+        "pod-1": "10.127.0.51",
+        "pod-2": {"address": " 10.127.0.52 "},
+        "pod-3": {"address": "10.127.0.53", "hostname": " k8s-node-3 "},
+        "pod-4": {"address": "k8s-node-4.example.org", "hostname": None},
+    })
+    assert errors == []
+    assert desired == {
+        "pod-1": want("10.127.0.51"),
+        "pod-2": want("10.127.0.52"),
+        "pod-3": want("10.127.0.53", "k8s-node-3"),
+        "pod-4": want("k8s-node-4.example.org"),
+    }
+
+
+@pytest.mark.parametrize("nodes", [None, {}])
+def test_normalize_desired_nothing_wanted(nodes):
+    assert node_addr.normalize_desired(nodes) == ({}, [])
+
+
+def test_normalize_desired_collects_every_error_naming_the_node():
+    desired, errors = node_addr.normalize_desired({
+        "pod-4": "10.127.0.54",
+        "pod-3": {"address": "10.127.0.53", "hostname": "bad_host!"},
+        "pod-2": "::1",
+        "pod-1": "10.127.0.300",
+        "pod-5": {"hostname": "k8s-node-5"},
+    })
+    assert desired == {"pod-4": want("10.127.0.54")}
+    assert errors == [
+        "pod-1: address '10.127.0.300' is neither an IPv4 address nor a host name",
+        "pod-2: address '::1' is IPv6; give an IPv4 address or a host name",
+        "pod-3: hostname 'bad_host!' is neither an IPv4 address nor a host name",
+        "pod-5: address empty address",
+    ]
+
+
+# --- select_nodes ----------------------------------------------------------------------------------
+
+SELECT_CURRENT = {
+    "gpu-pod": {"AvailableFeatures": "pod,gpu"},
+    "pod-1": {"AvailableFeatures": "pod"},
+    "bm-1": {"AvailableFeatures": "baremetal"},
+    "bare": {"AvailableFeatures": ""},
+    "no-key": {},
+}
+
+
+@pytest.mark.parametrize(
+    "features, names, expected",
+    [
+        (None, None, ["bare", "bm-1", "gpu-pod", "no-key", "pod-1"]),
+        (["pod"], None, ["gpu-pod", "pod-1"]),
+        (["gpu", "pod"], None, ["gpu-pod"]),
+        (["pod", "baremetal"], None, []),
+        (None, ["pod-1", "bare", "not-registered"], ["bare", "pod-1"]),
+        (["pod"], ["pod-1", "bm-1"], ["pod-1"]),
+        (["gpu"], ["pod-1"], []),
+    ],
+)
+def test_select_nodes(features, names, expected):
+    assert node_addr.select_nodes(SELECT_CURRENT, features, names) == expected
+
+
+def test_select_nodes_on_the_real_fixture(current):
+    assert node_addr.select_nodes(current, ["pod"]) == ["pod-1"]
+    assert node_addr.select_nodes(current, ["baremetal"]) == ["bm-1", "bm-2", "bm-3"]
+    assert node_addr.select_nodes(current, ["baremetal"], ["bm-3", "pod-1"]) == ["bm-3"]
+
+
+# --- plan ------------------------------------------------------------------------------------------
+
+
+def test_plan_no_change_is_empty(current):
+    desired = {"pod-1": want("10.126.0.21"), "bm-1": want("10.127.0.61", "bm-1")}
+    assert node_addr.plan(current, desired) == ({}, [])
+
+
+def test_plan_node_addr_differs(current):
+    changes, unknown = node_addr.plan(current, {"pod-1": want("10.127.0.51"), "bm-1": want("10.127.0.61")})
+    assert unknown == []
+    assert changes == {"pod-1": change("10.126.0.21", "10.127.0.51", "pod-1")}
+
+
+def test_plan_hostname_wanted_and_differs(current):
+    changes, unknown = node_addr.plan(current, {"pod-1": want("10.126.0.21", "k8s-node-1")})
+    assert unknown == []
+    assert changes == {"pod-1": change("10.126.0.21", "10.126.0.21", "pod-1", "k8s-node-1")}
+
+
+def test_plan_hostname_none_means_dont_care():
+    current = {"pod-1": {"NodeName": "pod-1", "NodeAddr": "10.127.0.51", "NodeHostName": "something-else"}}
+    assert node_addr.plan(current, {"pod-1": want("10.127.0.51")}) == ({}, [])
+    changes, _unknown = node_addr.plan(current, {"pod-1": want("10.127.0.99")})
+    assert changes["pod-1"]["after"]["NodeHostName"] == "something-else"
+
+
+def test_plan_reports_unknown_names_and_still_plans_the_rest(current):
+    desired = {"pod-9": want("10.127.0.59"), "pod-1": want("10.127.0.51"), "bm-7": want("10.127.0.67")}
+    changes, unknown = node_addr.plan(current, desired)
+    assert unknown == ["bm-7", "pod-9"]
+    assert list(changes) == ["pod-1"]
+
+
+# --- update_commands -------------------------------------------------------------------------------
+
+
+def test_update_commands_nothing_to_do():
+    assert node_addr.update_commands({}) == []
+
+
+def test_update_commands_one_command_names_sorted_addresses_aligned():
+    changes = {
+        "pod-2": change("10.126.0.22", "10.127.0.99", "pod-2"),
+        "pod-1": change("10.126.0.21", "10.127.0.51", "pod-1"),
+    }
+    assert node_addr.update_commands(changes) == [
+        ["update", "NodeName=pod-1,pod-2", "NodeAddr=10.127.0.51,10.127.0.99"],
+    ]
+
+
+def test_update_commands_second_command_only_for_hostname_changes():
+    changes = {
+        "pod-3": change("10.126.0.23", "10.127.0.53", "pod-3", "k8s-node-3"),
+        "pod-1": change("10.126.0.21", "10.127.0.51", "pod-1"),
+        "pod-2": change("10.127.0.52", "10.127.0.52", "pod-2", "k8s-node-2"),
+    }
+    assert node_addr.update_commands(changes) == [
+        ["update", "NodeName=pod-1", "NodeAddr=10.127.0.51"],
+        ["update", "NodeName=pod-2,pod-3", "NodeAddr=10.127.0.52,10.127.0.53", "NodeHostname=k8s-node-2,k8s-node-3"],
+    ]
+
+
+def test_update_commands_only_hostname_changes_give_one_command():
+    changes = {"pod-1": change("10.126.0.21", "10.127.0.51", "pod-1", "k8s-node-1")}
+    assert node_addr.update_commands(changes) == [
+        ["update", "NodeName=pod-1", "NodeAddr=10.127.0.51", "NodeHostname=k8s-node-1"],
+    ]
+
+
+def test_update_commands_64_nodes_still_one_command():
+    wanted = dict(("pod-%d" % i, "10.127.%d.%d" % (i // 10, i)) for i in range(64))
+    changes = dict((name, change("10.126.0.1", addr, name)) for name, addr in wanted.items())
+    commands = node_addr.update_commands(changes)
+    assert len(commands) == 1
+    verb, names_arg, addrs_arg = commands[0]
+    assert verb == "update"
+    names = names_arg[len("NodeName="):].split(",")
+    addrs = addrs_arg[len("NodeAddr="):].split(",")
+    assert names == sorted(wanted)
+    assert dict(zip(names, addrs)) == wanted
+
+
+# --- diff_text -------------------------------------------------------------------------------------
+
+
+def test_diff_text_empty():
+    assert node_addr.diff_text({}, "before") == ""
+    assert node_addr.diff_text({}, "after") == ""
+
+
+def test_diff_text_one_sorted_line_per_node():
+    changes = {
+        "pod-2": change("10.126.0.22", "10.127.0.52", "pod-2", "k8s-node-2"),
+        "pod-1": change("10.126.0.21", "10.127.0.51", "pod-1"),
+    }
+    assert node_addr.diff_text(changes, "before") == (
+        "pod-1 NodeAddr=10.126.0.21 NodeHostName=pod-1\n"
+        "pod-2 NodeAddr=10.126.0.22 NodeHostName=pod-2\n"
+    )
+    assert node_addr.diff_text(changes, "after") == (
+        "pod-1 NodeAddr=10.127.0.51 NodeHostName=pod-1\n"
+        "pod-2 NodeAddr=10.127.0.52 NodeHostName=k8s-node-2\n"
+    )
+
+
+# --- pod_host_addresses ----------------------------------------------------------------------------
+
+
+def test_pod_host_addresses_from_kubernetes_pods(fixture_text):
+    pods = json.loads(fixture_text(PODS_FIXTURE))
+    # slurm-worker-slinky-0 is pod-1 by spec.hostname; pod-2 has no spec.hostname;
+    # the Pending pod (pod-3) has no status.hostIP yet.
+    assert node_addr.pod_host_addresses(pods) == {"pod-1": "10.127.0.51", "pod-2": "10.127.0.52"}
+
+
+@pytest.mark.parametrize(
+    "pod, expected",
+    [
+        ({"metadata": {"name": "w-0"}, "spec": {"hostname": "pod-1"}, "status": {"hostIP": "10.0.0.1"}}, {"pod-1": "10.0.0.1"}),
+        ({"metadata": {"name": "pod-2"}, "spec": {"hostname": None}, "status": {"hostIP": "10.0.0.2"}}, {"pod-2": "10.0.0.2"}),
+        ({"metadata": {"name": "pod-2"}, "status": {"hostIP": "10.0.0.2"}}, {"pod-2": "10.0.0.2"}),
+        ({"metadata": {"name": "pod-3"}, "status": {"hostIP": ""}}, {}),
+        ({"metadata": {"name": "pod-3"}, "status": None}, {}),
+        ({"metadata": {"name": "pod-3"}}, {}),
+        ({"status": {"hostIP": "10.0.0.4"}}, {}),
+    ],
+)
+def test_pod_host_addresses_one_pod(pod, expected):
+    assert node_addr.pod_host_addresses([pod]) == expected
+
+
+@pytest.mark.parametrize("pods", [None, []])
+def test_pod_host_addresses_no_pods(pods):
+    assert node_addr.pod_host_addresses(pods) == {}
+
+
+# --- parse_current and the whole pipeline ----------------------------------------------------------
+
+
+def test_parse_current_on_the_real_fixture(current):
+    assert list(current) == ["bm-1", "pod-1", "bm-2", "bm-3"]
+    seen = dict((name, (r["NodeAddr"], r["NodeHostName"], r["AvailableFeatures"])) for name, r in current.items())
+    assert seen == {
+        "bm-1": ("10.127.0.61", "bm-1", "baremetal"),
+        "pod-1": ("10.126.0.21", "pod-1", "pod"),
+        "bm-2": ("10.127.0.62", "bm-2", "baremetal"),
+        "bm-3": ("10.127.0.63", "bm-3", "baremetal"),
+    }
+    assert current["bm-2"]["State"] == "DOWN*+DRAIN+DYNAMIC_NORM"
+
+
+@pytest.mark.parametrize("text", ["", None, "No nodes in the system\n"])
+def test_parse_current_without_nodes(text):
+    assert node_addr.parse_current(text) == {}
+
+
+def test_pods_to_update_commands(current, fixture_text):
+    """What fix_nodeaddr.yml does: pods' host IPs for the nodes with feature pod."""
+    addresses = node_addr.pod_host_addresses(json.loads(fixture_text(PODS_FIXTURE)))
+    selected = node_addr.select_nodes(current, ["pod"])
+    desired, errors = node_addr.normalize_desired(dict((n, addresses[n]) for n in selected if n in addresses))
+    assert errors == []
+    changes, unknown = node_addr.plan(current, desired)
+    assert unknown == []
+    assert node_addr.update_commands(changes) == [["update", "NodeName=pod-1", "NodeAddr=10.127.0.51"]]
