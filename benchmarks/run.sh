@@ -37,3 +37,19 @@ for _ in $(seq "$runs"); do
   total=$(awk -v t="$total" -v d="$(secs "$t0" "$t1")" 'BEGIN { print t + d }')
 done
 echo "slurmd start -> IDLE (mean of $runs): $(awk -v t="$total" -v n="$runs" 'BEGIN { printf "%.1f", t / n }') s"
+
+# srun launch latency from a bare-metal host: across the hybrid cluster vs bare metal only.
+srun_mean() { # runs args...
+  local runs=$1; shift
+  local t0 t1
+  t0=$(now)
+  for _ in $(seq "$runs"); do podman exec bm-1 srun "$@" hostname >/dev/null; done
+  t1=$(now)
+  awk -v a="$t0" -v b="$t1" -v n="$runs" 'BEGIN { printf "%.3f", (b - a) / n }'
+}
+podman exec ctl scontrol show node -o >/dev/null
+hybrid=$(srun_mean 10 -N4)
+bare=$(srun_mean 10 -N2 --constraint=baremetal)
+echo "srun launch from bm-1 (mean of 10, incl. podman exec): 2 pod + 2 bare-metal $hybrid s, 2 bare-metal $bare s"
+
+./benchmarks/nodeaddr.sh 64

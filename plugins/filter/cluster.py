@@ -19,6 +19,10 @@ def _cluster_model(model):
         raise AnsibleFilterError("invalid slime_cluster: %s" % exc)
 
 
+def _chart_values(model, nodesets=None):
+    return cluster_model.chart_values(_cluster_model(model), nodesets)
+
+
 def _slurm_compat_error(slurmd_version, slurmctld_version):
     return cluster_model.version_compat_error(slurmd_version, slurmctld_version) or ""
 
@@ -45,6 +49,7 @@ class FilterModule(object):
         return {
             "cluster_model": _cluster_model,
             "cluster_errors": cluster_model.validate,
+            "chart_values": _chart_values,
             "feature_errors": cluster_model.feature_errors,
             "slurm_compat_error": _slurm_compat_error,
             "srun_ports_needed": _srun_ports_needed,

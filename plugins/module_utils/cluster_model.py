@@ -339,3 +339,47 @@ def slurmd_conf_args(features=None, extra=None):
     for key in sorted(extra or {}):
         parts.append("%s=%s" % (key, extra[key]))
     return " ".join(parts)
+
+
+def _host_ports(ports):
+    return [{"containerPort": port, "hostPort": port, "protocol": "TCP"} for port in ports]
+
+
+def chart_values(model, nodesets=None):
+    """Values for Slinky's `slurm` chart that expose the cluster as the model describes.
+
+    model: a normalized model (normalize()). nodesets: {name: {"host_network": bool}}.
+
+    - SrunPortRange goes into the controller's extraConfMap, so every srun (controller, login,
+      batch scripts in pod workers) listens inside the range;
+    - the controller Service is a NodePort with externalTrafficPolicy: Local, so bare-metal
+      registrations reach slurmctld without SNAT;
+    - hostPorts publish the srun range of the controller pod, and 6818 + the srun range of
+      every NodeSet pod, on their node's address (the operator merges podSpec.containers
+      into its own containers by name);
+    - a NodeSet with host_network runs on the node's network instead: no hostPorts, the Slurm
+      node name is the Kubernetes node name, NodeAddr is the node IP and needs no fix.
+    """
+    srun = model["srun_port_range"]
+    srun_ports = list(range(srun["first"], srun["last"] + 1))
+    values = {
+        "controller": {
+            "extraConfMap": {"SrunPortRange": srun["conf"]},
+            "service": {
+                "spec": {"type": "NodePort", "externalTrafficPolicy": "Local"},
+                "port": model["controller"]["port"],
+                "nodePort": model["nodeport"]["port"],
+            },
+            "podSpec": {"containers": [{"name": "slurmctld", "ports": _host_ports(srun_ports)}]},
+        },
+        "nodesets": {},
+    }
+    for name in sorted(nodesets or {}):
+        options = nodesets[name] or {}
+        if options.get("host_network"):
+            pod_spec = {"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"}
+        else:
+            pod_spec = {"containers": [{"name": "slurmd",
+                                        "ports": _host_ports([model["slurmd_port"]] + srun_ports)}]}
+        values["nodesets"][name] = {"podSpec": pod_spec}
+    return values

@@ -496,3 +496,33 @@ def test_feature_errors_requires_a_list(features):
 )
 def test_slurmd_conf_args(features, extra, expected):
     assert cm.slurmd_conf_args(features, extra) == expected
+
+
+# --------------------------------------------------------------------------- chart values
+
+
+def test_chart_values_expose_controller_and_nodesets():
+    model = cm.normalize(valid_model())
+    values = cm.chart_values(model, {"slinky": {}, "hostnet": {"host_network": True}})
+    ctl = values["controller"]
+    assert ctl["extraConfMap"] == {"SrunPortRange": "60001-60100"}
+    assert ctl["service"] == {"spec": {"type": "NodePort", "externalTrafficPolicy": "Local"},
+                              "port": 6817, "nodePort": 30017}
+    (slurmctld,) = ctl["podSpec"]["containers"]
+    assert slurmctld["name"] == "slurmctld"
+    assert [p["hostPort"] for p in slurmctld["ports"]] == list(range(60001, 60101))
+    assert all(p["containerPort"] == p["hostPort"] and p["protocol"] == "TCP" for p in slurmctld["ports"])
+    (slurmd,) = values["nodesets"]["slinky"]["podSpec"]["containers"]
+    assert slurmd["name"] == "slurmd"
+    assert [p["hostPort"] for p in slurmd["ports"]] == [6818] + list(range(60001, 60101))
+    assert values["nodesets"]["hostnet"] == {"podSpec": {"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"}}
+
+
+def test_chart_values_follow_the_model():
+    model = cm.normalize(valid_model(**{"srun_port_range": "61000-61009", "nodeport.port": 30050, "slurmd_port": 6828}))
+    values = cm.chart_values(model, {"a": None})
+    assert values["controller"]["extraConfMap"]["SrunPortRange"] == "61000-61009"
+    assert values["controller"]["service"]["nodePort"] == 30050
+    ports = values["nodesets"]["a"]["podSpec"]["containers"][0]["ports"]
+    assert [p["hostPort"] for p in ports] == [6828] + list(range(61000, 61010))
+    assert cm.chart_values(model)["nodesets"] == {}
