@@ -303,7 +303,6 @@ def test_argument_errors_run_no_scontrol(slurmctld, run_module, args, fragment):
     assert slurmctld.calls == []
 
 
-
 def test_name_unknown_to_slurmctld_fails_naming_it(slurmctld, run_module):
     run = run_module(names=["pod-1", "pod-9"], address_map={"pod-1": "10.127.0.51", "pod-9": "10.127.0.59"})
     assert run.rc == 1
