@@ -12,4 +12,9 @@ for pair in "$LAB_POD_CIDR $LAB_EXT_CIDR" "$LAB_EXT_CIDR $LAB_POD_CIDR"; do
   while iptables -w -t nat -D POSTROUTING -s "$1" -d "$2" -m physdev --physdev-is-bridged \
       -m comment --comment slime-lab -j ACCEPT 2>/dev/null; do :; done
 done
+for pair in "$LAB_EXT_CIDR $LAB_POD_CIDR" "$LAB_POD_CIDR $LAB_EXT_CIDR"; do
+  set -- $pair
+  while iptables -w -D FORWARD -s "$1" -d "$2" -m physdev ! --physdev-is-bridged \
+      -m comment --comment slime-lab -j REJECT 2>/dev/null; do :; done
+done
 echo "lab: down"

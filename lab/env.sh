@@ -1,5 +1,7 @@
 # Shared settings of the hybrid lab (sourced by up.sh, down.sh and the benchmarks).
 # Addresses are fixed because inventories/lab/ names them; change both together.
+# The hybrid network mode the lab emulates: nat (default), routed or hostnetwork.
+LAB_MODE=${SLIME_LAB_MODE:-nat}
 LAB_CACHE=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/lab
 LAB_POD_NET=slime-lab-pod
 LAB_POD_CIDR=10.126.0.0/24

@@ -6,10 +6,18 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lab/env.sh
 . "$here/env.sh"
+case "$LAB_MODE" in nat|routed|hostnetwork) ;; *)
+  echo "lab: SLIME_LAB_MODE=$LAB_MODE is not one of nat, routed, hostnetwork" >&2; exit 2 ;;
+esac
 
 "$here/build-image.sh" >/dev/null
 mkdir -p "$LAB_CACHE"
 chmod 0700 "$LAB_CACHE"
+# A lab built for another network mode is rebuilt: its containers sit on other networks.
+if [ -f "$LAB_CACHE/mode" ] && [ "$(cat "$LAB_CACHE/mode")" != "$LAB_MODE" ]; then
+  "$here/down.sh" >/dev/null
+fi
+echo "$LAB_MODE" >"$LAB_CACHE/mode"
 
 # The cluster's slurm.key, as Slinky's chart would generate it: 1024 random bytes.
 if [ ! -s "$LAB_CACHE/slurm.key" ]; then
@@ -64,7 +72,12 @@ pod_name() { echo "${1%%=*}"; }
 pod_ip() { local v=${1#*=}; echo "${v%@*}"; }
 pod_node() { echo "${1#*@}"; }
 for p in $LAB_PODS; do
-  run "$(pod_name "$p")" "$LAB_IMAGE_SLURM" --network "$LAB_POD_NET:ip=$(pod_ip "$p")" --add-host "ctl:$LAB_CTL_IP"
+  if [ "$LAB_MODE" = hostnetwork ]; then
+    # A hostNetwork pod shares its node's network: it sits on the external network at the node address.
+    run "$(pod_name "$p")" "$LAB_IMAGE_SLURM" --network "$LAB_EXT_NET:ip=$(pod_node "$p")" --add-host "ctl:$LAB_CTL_IP"
+  else
+    run "$(pod_name "$p")" "$LAB_IMAGE_SLURM" --network "$LAB_POD_NET:ip=$(pod_ip "$p")" --add-host "ctl:$LAB_CTL_IP"
+  fi
 done
 for b in $LAB_BMS; do
   run "${b%=*}" "$LAB_IMAGE_HOST" --network "$LAB_EXT_NET:ip=${b#*=}" --no-hosts
@@ -91,8 +104,11 @@ node_snat() { # pod-ip node-ip
   nat_rule k8snode POSTROUTING -s "$1/32" -d "$LAB_EXT_CIDR" -m comment --comment "egress $1" -j SNAT --to-source "$2"
   nat_rule k8snode POSTROUTING -s "$1/32" -m conntrack --ctstate DNAT -m comment --comment "hairpin $1" -j SNAT --to-source "$2"
 }
-node_snat "$LAB_CTL_IP" "$LAB_K8SNODE_EXT_IP"
+# Pod egress is masqueraded to the node's address (as common CNIs do), except in routed
+# mode, where the point is that pods and bare metal see each other's real addresses.
+[ "$LAB_MODE" = routed ] || node_snat "$LAB_CTL_IP" "$LAB_K8SNODE_EXT_IP"
 for p in $LAB_PODS; do
+  [ "$LAB_MODE" = nat ] || continue
   ip=$(pod_ip "$p"); node=$(pod_node "$p")
   x k8snode sh -c "ip -o -4 addr show dev $ext_dev | grep -q ' $node/' || ip addr add $node/${LAB_EXT_CIDR#*/} dev $ext_dev"
   nat_rule k8snode PREROUTING -d "$node/32" -p tcp -m multiport --dports "6818,$LAB_SRUN_PORTS" \
@@ -100,17 +116,26 @@ for p in $LAB_PODS; do
   node_snat "$ip" "$node"
 done
 
-# Pods reach the outside through their node.
+# Pods reach the outside through their node; hostNetwork pods (on the node network) reach
+# the pod network through it, as a Kubernetes node does.
 for p in ctl $(for p in $LAB_PODS; do pod_name "$p"; done); do
-  x "$p" ip route replace "$LAB_EXT_CIDR" via "$LAB_K8SNODE_POD_IP"
+  if [ "$LAB_MODE" = hostnetwork ] && [ "$p" != ctl ]; then
+    x "$p" ip route replace "$LAB_POD_CIDR" via "$LAB_K8SNODE_EXT_IP"
+  else
+    x "$p" ip route replace "$LAB_EXT_CIDR" via "$LAB_K8SNODE_POD_IP"
+  fi
 done
-# Bare metal has no route into the pod network: new connections there are refused
-# (after OUTPUT DNAT, so what the NodePort rules rewrite still goes out).
 for b in $LAB_BMS; do
   name=${b%=*}
   x "$name" sh -c "grep -q ' $name\$' /etc/hosts || echo '${b#*=} $name' >>/etc/hosts"
-  x "$name" iptables -w -C OUTPUT -d "$LAB_POD_CIDR" -m conntrack --ctstate NEW -j REJECT 2>/dev/null \
-    || x "$name" iptables -w -A OUTPUT -d "$LAB_POD_CIDR" -m conntrack --ctstate NEW -j REJECT
+done
+# Bare metal has no route into the pod network of its own: the host does not route between
+# the two podman networks (only frames bridged through k8snode pass), so bare metal reaches
+# pods only through k8snode: its NodePort/hostPorts, or routes via it (routed mode).
+for pair in "$LAB_EXT_CIDR $LAB_POD_CIDR" "$LAB_POD_CIDR $LAB_EXT_CIDR"; do
+  set -- $pair
+  iptables -w -C FORWARD -s "$1" -d "$2" -m physdev ! --physdev-is-bridged -m comment --comment slime-lab -j REJECT 2>/dev/null \
+    || iptables -w -I FORWARD -s "$1" -d "$2" -m physdev ! --physdev-is-bridged -m comment --comment slime-lab -j REJECT
 done
 
 install_key() { # container
@@ -138,5 +163,5 @@ done
 for _ in $(seq 1 60); do
   [ "$(x ctl sinfo -h -N -o '%N %T' | grep -c ' idle')" -ge 2 ] && break; sleep 0.5
 done
-echo "lab: up"
+echo "lab: up (network mode $LAB_MODE)"
 x ctl sinfo -N -o '%N %T %f'

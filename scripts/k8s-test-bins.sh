@@ -38,6 +38,17 @@ go_env() {
   export GOPROXY=${GOPROXY:-https://proxy.golang.org,direct}
 }
 
+# Print the path of the go.mod of module@version $1 (downloading the module into
+# GOMODCACHE, which the build needs anyway); die with go's own error otherwise.
+# Run in a directory with a go.mod (GOFLAGS=-mod=mod is refused outside a module).
+modfile() {
+  local json path
+  json=$(go mod download -json "$1" 2>&1) || die "cannot download $1 from $GOPROXY: $(echo "$json" | sed -n 's/^[[:space:]]*"Error": "\(.*\)",*$/\1/p')"
+  path=$(echo "$json" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p')
+  [ -f "$path" ] || die "no go.mod for $1"
+  echo "$path"
+}
+
 # --- etcd ---------------------------------------------------------------------------
 get_etcd() {
   if ! command -v etcd >/dev/null && [ ! -x /usr/bin/etcd ]; then
@@ -71,10 +82,7 @@ get_kube_apiserver() {
   # A bare go.mod first, to fetch k8s.io/kubernetes's own go.mod.
   printf 'module slime.local/k8sbins\n\ngo 1.24.0\n' >"$dir/go.mod"
   local kmod
-  kmod=$(cd "$dir" && go mod download -json "k8s.io/kubernetes@$K8S_VERSION" \
-           | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p') \
-    || die "cannot download k8s.io/kubernetes@$K8S_VERSION from $GOPROXY"
-  [ -f "$kmod" ] || die "no go.mod for k8s.io/kubernetes@$K8S_VERSION"
+  kmod=$(cd "$dir" && modfile "k8s.io/kubernetes@$K8S_VERSION")
 
   # k8s.io/kubernetes requires its staging modules as `k8s.io/xxx v0.0.0` and replaces
   # them with ./staging/src/k8s.io/xxx. Replace directives of a dependency are ignored,
@@ -116,9 +124,21 @@ get_helm() {
   local dir=$build/helm-$HELM_VERSION
   mkdir -p "$dir"
   printf 'module slime.local/helmbin\n\ngo 1.24.0\n\nrequire helm.sh/helm/v3 %s\n' "$HELM_VERSION" >"$dir/go.mod"
-  log "building helm $HELM_VERSION in $dir"
+  local hmod
+  hmod=$(cd "$dir" && modfile "helm.sh/helm/v3@$HELM_VERSION")
+  # The Kubernetes version helm assumes when it has no cluster (`helm template`, `helm
+  # lint`: .Capabilities.KubeVersion) defaults to 1.20 in the source; helm's Makefile
+  # sets it from the client-go it is built with (v0.34.2 -> 1.34). Do the same.
+  local kminor
+  kminor=$(awk '$1=="k8s.io/client-go"{print $2}' "$hmod" | cut -d. -f2)
+  [ -n "$kminor" ] || die "cannot read the client-go version from $hmod"
+  log "building helm $HELM_VERSION (Kubernetes 1.$kminor client libraries) in $dir"
   # internal/version.version is what `helm version` prints (the Makefile sets it too).
   local ldf="-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+  local p
+  for p in pkg/chartutil pkg/lint/rules; do
+    ldf+=" -X helm.sh/helm/v3/$p.k8sVersionMajor=1 -X helm.sh/helm/v3/$p.k8sVersionMinor=$kminor"
+  done
   local t0=$SECONDS
   (cd "$dir" && go build -trimpath -ldflags="-s -w $ldf" -o "$bin/helm.tmp" helm.sh/helm/v3/cmd/helm) \
     || die "go build of helm $HELM_VERSION failed"

@@ -30,7 +30,13 @@ service_cidr=10.96.0.0/16
 die() { echo "k8s-test-cluster: ERROR: $*" >&2; exit 1; }
 log() { echo "k8s-test-cluster: $*"; }
 
-alive() { [ -f "$run/$1.pid" ] && kill -0 "$(cat "$run/$1.pid")" 2>/dev/null; }
+# True when the pid file of $1 names a live process that is still $1 (after a reboot or a
+# crash the pid may belong to something else, which must not be signalled).
+alive() {
+  local pid
+  pid=$(cat "$run/$1.pid" 2>/dev/null) || return 1
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "$1"
+}
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # Start "$@" detached from this shell (own session, so the caller's Ctrl-C or the end of
@@ -157,7 +163,7 @@ stop() {
   local name=$1 pid i
   [ -f "$run/$name.pid" ] || return 0
   pid=$(cat "$run/$name.pid")
-  if kill -0 "$pid" 2>/dev/null; then
+  if alive "$name"; then
     kill -TERM "$pid" 2>/dev/null || true
     for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
     kill -0 "$pid" 2>/dev/null && { kill -KILL "$pid" 2>/dev/null || true; sleep 0.2; }

@@ -22,7 +22,10 @@ import re
 NODEPORT_RANGE = (30000, 32767)
 NODEPORT_STATIC_BAND = (30000, 30085)
 
-NETWORK_MODES = ("nat",)
+# nat: NodePort + OUTPUT DNAT for the controller, hostPorts + NodeAddr fix for pod workers.
+# hostnetwork: as nat for the controller; NodeSet pods on the node network (durable NodeAddr).
+# routed: bare metal routes to the pod CIDRs; everything is reached at its pod IP, no NAT.
+NETWORK_MODES = ("nat", "routed", "hostnetwork")
 
 DEFAULTS = {
     "name": "slurm",
@@ -235,16 +238,20 @@ def _build(raw):
     if ctl_port is not None and ctl_port == slurmd_port:
         errors.append("controller.port and slurmd_port are both %d; they must differ" % ctl_port)
 
-    np_addr = None
+    np_addr = np_port = None
+    needs_nodeport = mode != "routed"
     if nodeport.get("address") in (None, ""):
-        errors.append("nodeport.address is required (the Kubernetes node that hosts the controller pod)")
+        if needs_nodeport:
+            errors.append("nodeport.address is required (the Kubernetes node that hosts the controller pod)")
     else:
         np_addr = _check_ip(errors, "nodeport.address", nodeport.get("address"))
-    np_port = None
     if nodeport.get("port") in (None, ""):
-        errors.append("nodeport.port is required (the controller Service's nodePort, %d-%d)" % NODEPORT_RANGE)
+        if needs_nodeport:
+            errors.append("nodeport.port is required (the controller Service's nodePort, %d-%d)" % NODEPORT_RANGE)
     else:
         np_port = _check_port(errors, "nodeport.port", nodeport.get("port"), *NODEPORT_RANGE)
+
+    routes = _check_routes(errors, m.get("pod_routes"), required=(mode == "routed"))
 
     try:
         max_nodes = int(m.get("max_node_count"))
@@ -300,22 +307,29 @@ def _build(raw):
         "max_node_count": max_nodes,
         "controller": {"host": str(host), "address": ctl_addr, "port": ctl_port},
         "nodeport": {"address": np_addr, "port": np_port,
-                     "static_band": NODEPORT_STATIC_BAND[0] <= np_port <= NODEPORT_STATIC_BAND[1]},
+                     "static_band": np_port is not None and NODEPORT_STATIC_BAND[0] <= np_port <= NODEPORT_STATIC_BAND[1]},
         "slurmd_port": slurmd_port,
         "srun_port_range": srun,
-        "conf_server": _hostport(np_addr, np_port),
+        "routes": routes,
+        "pod_cidrs": [route["cidr"] for route in routes],
     }
-    # Bare metal reaches the controller pod only through its node. slurmd talks to
-    # SlurmctldHost:port once it has the config, so that is rewritten to the NodePort;
-    # srun/slurmstepd traffic back to an srun in the controller pod goes to its hostPorts.
-    out["dnat"] = [
-        {"name": "slurmctld", "destination": ctl_addr, "ports": str(ctl_port),
-         "to": _hostport(np_addr, np_port)},
-        {"name": "controller-srun", "destination": ctl_addr, "ports": srun["iptables"],
-         "to": np_addr},
-    ]
     out["inbound"] = [{"name": "slurmd", "ports": str(slurmd_port)},
                       {"name": "srun", "ports": srun["iptables"]}]
+    if mode == "routed":
+        # Bare metal reaches the controller pod at its pod IP through the routes.
+        out["conf_server"] = _hostport(ctl_addr, ctl_port)
+        out["dnat"] = []
+    else:
+        # Bare metal reaches the controller pod only through its node. slurmd talks to
+        # SlurmctldHost:port once it has the config, so that is rewritten to the NodePort;
+        # srun/slurmstepd traffic back to an srun in the controller pod goes to its hostPorts.
+        out["conf_server"] = _hostport(np_addr, np_port)
+        out["dnat"] = [
+            {"name": "slurmctld", "destination": ctl_addr, "ports": str(ctl_port),
+             "to": _hostport(np_addr, np_port)},
+            {"name": "controller-srun", "destination": ctl_addr, "ports": srun["iptables"],
+             "to": np_addr},
+        ]
     # Each rule's comment spells out the whole rule, so a rule the model no longer
     # produces (say, after a NodePort change) is recognised as stale and replaced.
     for rule in out["dnat"]:
@@ -323,6 +337,33 @@ def _build(raw):
     for rule in out["inbound"]:
         rule["comment"] = "slime.hybrid/in-%s tcp:%s" % (rule["name"], rule["ports"])
     return out, []
+
+
+def _check_routes(errors, value, required):
+    """pod_routes: [{cidr: 10.244.1.0/24, via: NODE_IP}, ...] (a Node's spec.podCIDRs and its address)."""
+    if value in (None, "", []):
+        if required:
+            errors.append("pod_routes is required with network_mode=routed ([{cidr: POD_CIDR, via: NODE_IP}, ...] "
+                          "from each Node's spec.podCIDRs)")
+        return []
+    if not isinstance(value, list):
+        errors.append("pod_routes=%r must be a list of {cidr, via}" % (value,))
+        return []
+    routes = []
+    for index, route in enumerate(value):
+        label = "pod_routes[%d]" % index
+        if not isinstance(route, dict):
+            errors.append("%s=%r must be a mapping with cidr and via" % (label, route))
+            continue
+        try:
+            cidr = str(ipaddress.ip_network(str(route.get("cidr", "")).strip(), strict=True))
+        except ValueError:
+            errors.append("%s.cidr=%r is not a network address in CIDR form (e.g. 10.244.1.0/24)" % (label, route.get("cidr")))
+            continue
+        via = _check_ip(errors, "%s.via" % label, route.get("via"))
+        if via:
+            routes.append({"cidr": cidr, "via": via})
+    return routes
 
 
 def _hostport(address, port):
@@ -348,7 +389,8 @@ def _host_ports(ports):
 def chart_values(model, nodesets=None):
     """Values for Slinky's `slurm` chart that expose the cluster as the model describes.
 
-    model: a normalized model (normalize()). nodesets: {name: {"host_network": bool}}.
+    model: a normalized model (normalize()). nodesets: {name: {"host_network": bool}};
+    host_network defaults to true in network_mode hostnetwork.
 
     - SrunPortRange goes into the controller's extraConfMap, so every srun (controller, login,
       batch scripts in pod workers) listens inside the range;
@@ -358,26 +400,27 @@ def chart_values(model, nodesets=None):
       every NodeSet pod, on their node's address (the operator merges podSpec.containers
       into its own containers by name);
     - a NodeSet with host_network runs on the node's network instead: no hostPorts, the Slurm
-      node name is the Kubernetes node name, NodeAddr is the node IP and needs no fix.
+      node name is the Kubernetes node name, NodeAddr is the node IP and needs no fix;
+    - in network_mode routed, pods are reached at their pod IPs: no NodePort, no hostPorts.
     """
     srun = model["srun_port_range"]
     srun_ports = list(range(srun["first"], srun["last"] + 1))
-    values = {
-        "controller": {
-            "extraConfMap": {"SrunPortRange": srun["conf"]},
-            "service": {
-                "spec": {"type": "NodePort", "externalTrafficPolicy": "Local"},
-                "port": model["controller"]["port"],
-                "nodePort": model["nodeport"]["port"],
-            },
-            "podSpec": {"containers": [{"name": "slurmctld", "ports": _host_ports(srun_ports)}]},
-        },
-        "nodesets": {},
-    }
+    mode = model["network_mode"]
+    controller = {"extraConfMap": {"SrunPortRange": srun["conf"]}}
+    if mode != "routed":
+        controller["service"] = {
+            "spec": {"type": "NodePort", "externalTrafficPolicy": "Local"},
+            "port": model["controller"]["port"],
+            "nodePort": model["nodeport"]["port"],
+        }
+        controller["podSpec"] = {"containers": [{"name": "slurmctld", "ports": _host_ports(srun_ports)}]}
+    values = {"controller": controller, "nodesets": {}}
     for name in sorted(nodesets or {}):
         options = nodesets[name] or {}
-        if options.get("host_network"):
+        if options.get("host_network", mode == "hostnetwork"):
             pod_spec = {"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"}
+        elif mode == "routed":
+            continue  # pod IPs are reachable as they are
         else:
             pod_spec = {"containers": [{"name": "slurmd",
                                         "ports": _host_ports([model["slurmd_port"]] + srun_ports)}]}

@@ -69,8 +69,8 @@ def test_cluster_model_raises_filter_error_naming_the_bad_value(filters, changes
 
 def test_cluster_errors(filters):
     assert filters["cluster_errors"](MODEL) == []
-    errors = filters["cluster_errors"](dict(MODEL, network_mode="routed"))
-    assert len(errors) == 1 and "network_mode='routed'" in errors[0]
+    errors = filters["cluster_errors"](dict(MODEL, network_mode="mesh"))
+    assert len(errors) == 1 and "network_mode='mesh'" in errors[0]
 
 
 def test_feature_errors(filters):

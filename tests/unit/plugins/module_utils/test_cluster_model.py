@@ -399,7 +399,7 @@ INVALID_CASES = [
     ("controller-port-70000", {"controller.port": 70000}, ["controller.port=70000", "outside 1-65535"]),
     ("controller-port-equals-slurmd-port", {"controller.port": 6818},
      ["controller.port and slurmd_port are both 6818"]),
-    ("network-mode", {"network_mode": "routed"}, ["network_mode='routed'", "not supported", "nat"]),
+    ("network-mode", {"network_mode": "mesh"}, ["network_mode='mesh'", "not supported", "nat, routed, hostnetwork"]),
     ("name-space", {"name": "my cluster"}, ["name='my cluster'", "ClusterName"]),
     ("name-too-long", {"name": "c" * 41}, ["name='%s'" % ("c" * 41)]),
     ("slurm-version-garbage", {"slurm_version": "latest"}, ["slurm_version", "'latest'", "not a Slurm version"]),
@@ -434,7 +434,7 @@ def test_validate_rejects_a_model_that_is_not_a_dict(raw):
 
 
 def test_normalize_raises_model_error_listing_every_problem():
-    model = valid_model(**{"nodeport.port": 80, "controller.address": DELETE, "network_mode": "routed"})
+    model = valid_model(**{"nodeport.port": 80, "controller.address": DELETE, "network_mode": "mesh"})
     with pytest.raises(cm.ModelError) as exc:
         cm.normalize(model)
     assert isinstance(exc.value, ValueError)
@@ -443,7 +443,7 @@ def test_normalize_raises_model_error_listing_every_problem():
     message = str(exc.value)
     assert "nodeport.port=80" in message
     assert "controller.address is required" in message
-    assert "network_mode='routed'" in message
+    assert "network_mode='mesh'" in message
 
 
 def test_validate_rejects_empty_controller_address():
@@ -526,3 +526,49 @@ def test_chart_values_follow_the_model():
     ports = values["nodesets"]["a"]["podSpec"]["containers"][0]["ports"]
     assert [p["hostPort"] for p in ports] == [6828] + list(range(61000, 61010))
     assert cm.chart_values(model)["nodesets"] == {}
+
+
+# --------------------------------------------------------------------------- network modes
+
+ROUTES = [{"cidr": "10.126.0.0/24", "via": "10.127.0.50"}, {"cidr": "10.126.1.0/24", "via": "10.127.0.51"}]
+
+
+def test_routed_mode_reaches_the_controller_pod_directly():
+    model = cm.normalize(valid_model(**{"network_mode": "routed", "pod_routes": ROUTES,
+                                        "nodeport.address": DELETE, "nodeport.port": DELETE}))
+    assert model["conf_server"] == "10.126.0.11:6817"
+    assert model["dnat"] == []
+    assert model["routes"] == ROUTES
+    assert model["pod_cidrs"] == ["10.126.0.0/24", "10.126.1.0/24"]
+    assert [rule["ports"] for rule in model["inbound"]] == ["6818", "60001:60100"]
+
+
+@pytest.mark.parametrize("routes, fragment", [
+    (DELETE, "pod_routes is required with network_mode=routed"),
+    ([], "pod_routes is required with network_mode=routed"),
+    ("10.126.0.0/24", "pod_routes='10.126.0.0/24' must be a list"),
+    ([{"cidr": "10.126.0.1/24", "via": "10.127.0.50"}], "pod_routes[0].cidr='10.126.0.1/24' is not a network address"),
+    ([{"cidr": "10.126.0.0/24", "via": "node-1"}], "pod_routes[0].via='node-1' is not an IP address"),
+    (["10.126.0.0/24"], "pod_routes[0]='10.126.0.0/24' must be a mapping"),
+])
+def test_routed_mode_refuses_bad_routes(routes, fragment):
+    errors = cm.validate(valid_model(**{"network_mode": "routed", "pod_routes": routes}))
+    assert len(errors) == 1 and fragment in errors[0], errors
+
+
+def test_nat_and_hostnetwork_need_the_nodeport_but_not_routes():
+    for mode in ("nat", "hostnetwork"):
+        model = cm.normalize(valid_model(network_mode=mode))
+        assert model["routes"] == [] and model["conf_server"] == "10.127.0.50:30017"
+        assert [rule["name"] for rule in model["dnat"]] == ["slurmctld", "controller-srun"]
+        errors = cm.validate(valid_model(**{"network_mode": mode, "nodeport.port": DELETE}))
+        assert errors == ["nodeport.port is required (the controller Service's nodePort, 30000-32767)"]
+
+
+def test_chart_values_per_mode():
+    routed = cm.chart_values(cm.normalize(valid_model(network_mode="routed", pod_routes=ROUTES)), {"slinky": {}})
+    assert routed == {"controller": {"extraConfMap": {"SrunPortRange": "60001-60100"}}, "nodesets": {}}
+    hostnet = cm.chart_values(cm.normalize(valid_model(network_mode="hostnetwork")), {"slinky": {}, "pinned": {"host_network": False}})
+    assert hostnet["nodesets"]["slinky"] == {"podSpec": {"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"}}
+    assert hostnet["nodesets"]["pinned"]["podSpec"]["containers"][0]["name"] == "slurmd"
+    assert hostnet["controller"]["service"]["spec"]["externalTrafficPolicy"] == "Local"

@@ -1,0 +1,97 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The paths a hybrid Slurm cluster needs, per network mode, and the doctor's report.
+
+Pure functions: which TCP paths a member must be able to open (built from the cluster model
+and slurmctld's node table), and how to print what the probes saw.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import ipaddress
+
+from ansible_collections.slime.hybrid.plugins.module_utils import scontrol
+
+
+def _in_cidrs(address, cidrs):
+    try:
+        addr = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(addr in ipaddress.ip_network(cidr, strict=False) for cidr in cidrs)
+
+
+def baremetal_checks(model, nodes, member, pod_cidrs=()):
+    """TCP paths a bare-metal member must open: conf server, slurmctld, every other slurmd.
+
+    model: normalized cluster model; nodes: parsed `scontrol show node` ({name: record});
+    member: this host's Slurm node name; pod_cidrs: the pod network(s), to explain a NodeAddr
+    that bare metal cannot route to.
+    """
+    mode = model["network_mode"]
+    ctl = model["controller"]
+    server_host, _sep, server_port = model["conf_server"].rpartition(":")
+    checks = [{
+        "name": "%s -> conf server %s" % (member, model["conf_server"]),
+        "host": server_host.strip("[]"),
+        "port": int(server_port),
+        "hint": ("slurmctld's conf server does not answer: check the controller Service (NodePort %d, "
+                 "externalTrafficPolicy: Local) and that the controller pod runs on %s"
+                 % (model["nodeport"]["port"], model["nodeport"]["address"])) if mode != "routed" else
+                ("the controller pod %s is not reachable: check this host's route to the pod network "
+                 "(slurm_node routes) and that the CNI forwards external traffic to pods" % ctl["address"]),
+    }, {
+        "name": "%s -> slurmctld %s:%d" % (member, ctl["host"], ctl["port"]),
+        "host": ctl["host"],
+        "port": ctl["port"],
+        "hint": ("%s must resolve to %s and reach slurmctld: re-run site.yml (tags firewall) to restore "
+                 "/etc/hosts and the OUTPUT DNAT" % (ctl["host"], ctl["address"])),
+    }]
+    for name in sorted(nodes):
+        if name == member:
+            continue
+        addr = nodes[name].get("NodeAddr", "")
+        if mode == "nat" and _in_cidrs(addr, pod_cidrs):
+            hint = ("%s's NodeAddr %s is a pod IP bare metal cannot route to: run playbooks/fix_nodeaddr.yml "
+                    "(and on a timer: a re-registration resets it)" % (name, addr))
+        elif mode == "routed" and _in_cidrs(addr, pod_cidrs):
+            hint = "no path to pod IP %s of %s: check the route to its node's pod CIDR" % (addr, name)
+        else:
+            hint = ("slurmd on %s does not answer at NodeAddr %s:%d: check that it runs, the hostPort "
+                    "or firewall for %d, and that its NodeAddr is the address it is reachable at"
+                    % (name, addr, model["slurmd_port"], model["slurmd_port"]))
+        checks.append({"name": "%s -> slurmd %s (NodeAddr %s:%d)" % (member, name, addr, model["slurmd_port"]),
+                       "host": addr, "port": model["slurmd_port"], "hint": hint})
+    return checks
+
+
+def controller_findings(nodes):
+    """What slurmctld itself reports: nodes it cannot reach (NOT_RESPONDING) are broken paths."""
+    findings = []
+    for name in sorted(nodes):
+        state = nodes[name].get("State", "")
+        base, flags = scontrol.state_flags(state)
+        ok = "NOT_RESPONDING" not in flags and base not in ("DOWN", "UNKNOWN")
+        findings.append({
+            "name": "slurmctld -> slurmd %s (NodeAddr %s)" % (name, nodes[name].get("NodeAddr", "")),
+            "expected": "responding",
+            "observed": "responding" if ok else state,
+            "ok": ok,
+            "hint": "" if ok else ("slurmctld cannot reach %s at NodeAddr %s:6818 (state %s, reason: %s)"
+                                   % (name, nodes[name].get("NodeAddr", ""), state, nodes[name].get("Reason", "-"))),
+        })
+    return findings
+
+
+def report(results):
+    """(table text, broken results) for probe results and findings."""
+    rows = [("PATH", "EXPECTED", "OBSERVED", "")]
+    for result in results:
+        rows.append((result["name"], result["expected"], result["observed"], "ok" if result["ok"] else "BROKEN"))
+    widths = [max(len(row[column]) for row in rows) for column in range(3)]
+    lines = ["  ".join(row[column].ljust(widths[column]) for column in range(3)) + "  " + row[3] for row in rows]
+    broken = [result for result in results if not result["ok"]]
+    return "\n".join(line.rstrip() for line in lines), broken
