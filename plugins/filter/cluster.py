@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, netfilter, node_addr, scontrol, secret_file
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, doctor, netfilter, node_addr, scontrol, secret_file
 
 
 def _cluster_model(model):
@@ -21,6 +21,16 @@ def _cluster_model(model):
 
 def _chart_values(model, nodesets=None):
     return cluster_model.chart_values(_cluster_model(model), nodesets)
+
+
+def _doctor_checks(model, nodes, member):
+    normalized = _cluster_model(model)
+    return doctor.baremetal_checks(normalized, nodes, member, normalized["pod_cidrs"])
+
+
+def _doctor_report(results):
+    table, broken = doctor.report(results)
+    return {"table": table.splitlines(), "broken": broken}
 
 
 def _slurm_compat_error(slurmd_version, slurmctld_version):
@@ -60,5 +70,9 @@ class FilterModule(object):
             "scontrol_record": scontrol.parse_node_line,
             "iptables_stale": netfilter.stale_rules,
             "pod_host_addresses": node_addr.pod_host_addresses,
+            "doctor_checks": _doctor_checks,
+            "doctor_findings": doctor.controller_findings,
+            "doctor_report": _doctor_report,
+            "doctor_srun_results": doctor.srun_results,
             "slurm_node_available": scontrol.is_available,
         }

@@ -310,7 +310,8 @@ def _build(raw):
                      "static_band": np_port is not None and NODEPORT_STATIC_BAND[0] <= np_port <= NODEPORT_STATIC_BAND[1]},
         "slurmd_port": slurmd_port,
         "srun_port_range": srun,
-        "routes": routes,
+        # Routes are installed only in routed mode; the pod CIDRs also explain other modes' failures.
+        "routes": routes if mode == "routed" else [],
         "pod_cidrs": [route["cidr"] for route in routes],
     }
     out["inbound"] = [{"name": "slurmd", "ports": str(slurmd_port)},

@@ -95,3 +95,21 @@ def report(results):
     lines = ["  ".join(row[column].ljust(widths[column]) for column in range(3)) + "  " + row[3] for row in rows]
     broken = [result for result in results if not result["ok"]]
     return "\n".join(line.rstrip() for line in lines), broken
+
+
+def srun_results(command_results, member):
+    """Results of `srun -N1 -w NODE true` launched from member (Ansible loop results) as report rows."""
+    rows = []
+    for result in command_results or []:
+        node = result.get("item")
+        ok = result.get("rc") == 0
+        detail = (result.get("stderr") or result.get("msg") or "").strip().splitlines()
+        rows.append({
+            "name": "%s -> srun step on %s (slurmd there, srun ports back here)" % (member, node),
+            "expected": "completed",
+            "observed": "completed" if ok else ("rc=%s %s" % (result.get("rc"), detail[-1] if detail else "")).strip(),
+            "ok": ok,
+            "hint": "" if ok else ("a job step from %s cannot run on %s: check NodeAddr of %s, its 6818 and the "
+                                   "SrunPortRange in both directions (hostPorts, firewall, routes)" % (member, node, node)),
+        })
+    return rows
