@@ -52,7 +52,7 @@ unit: collection
 	python -m pytest -q tests/unit
 
 molecule: collection
-	molecule test -s hybrid
+	molecule test --all
 
 bench: deps collection
 	./benchmarks/run.sh

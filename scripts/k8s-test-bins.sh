@@ -75,8 +75,8 @@ get_kube_apiserver() {
     log "kube-apiserver $K8S_VERSION cached"; return
   fi
   go_env
-  local minor=${K8S_VERSION#v1.}          # 34.4
-  local staging_ver=v0.$minor              # staging modules are tagged v0.34.4 for v1.34.4
+  local minor_patch=${K8S_VERSION#v1.}    # 34.4
+  local staging_ver=v0.$minor_patch        # staging modules are tagged v0.34.4 for v1.34.4
   local dir=$build/kube-apiserver-$K8S_VERSION
   mkdir -p "$dir"
   # A bare go.mod first, to fetch k8s.io/kubernetes's own go.mod.
@@ -100,9 +100,9 @@ get_kube_apiserver() {
   # Version stamps the way hack/lib/version.sh does. Without them the server reports
   # gitVersion v0.0.0-master, and clients that read /version (helm's .Capabilities,
   # charts with kubeVersion:) would see Kubernetes 0.0.
-  local major=${minor%%.*} vpkg ldf=""
+  local minor=${minor_patch%%.*} vpkg ldf=""
   for vpkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    ldf+=" -X $vpkg.gitVersion=$K8S_VERSION -X $vpkg.gitMajor=1 -X $vpkg.gitMinor=$major"
+    ldf+=" -X $vpkg.gitVersion=$K8S_VERSION -X $vpkg.gitMajor=1 -X $vpkg.gitMinor=$minor"
     ldf+=" -X $vpkg.gitTreeState=clean -X $vpkg.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
   done
   local t0=$SECONDS

@@ -48,7 +48,8 @@ def baremetal_checks(model, nodes, member, pod_cidrs=()):
         "host": ctl["host"],
         "port": ctl["port"],
         "hint": ("%s must resolve to %s and reach slurmctld: re-run site.yml (tags firewall) to restore "
-                 "/etc/hosts and the OUTPUT DNAT" % (ctl["host"], ctl["address"])),
+                 "/etc/hosts and %s" % (ctl["host"], ctl["address"],
+                                        "the route to the pod network" if mode == "routed" else "the OUTPUT DNAT")),
     }]
     for name in sorted(nodes):
         if name == member:
@@ -107,9 +108,10 @@ def srun_results(command_results, member):
         rows.append({
             "name": "%s -> srun step on %s (slurmd there, srun ports back here)" % (member, node),
             "expected": "completed",
-            "observed": "completed" if ok else ("rc=%s %s" % (result.get("rc"), detail[-1] if detail else "")).strip(),
+            "observed": "completed" if ok else "failed rc=%s" % result.get("rc"),
             "ok": ok,
-            "hint": "" if ok else ("a job step from %s cannot run on %s: check NodeAddr of %s, its 6818 and the "
-                                   "SrunPortRange in both directions (hostPorts, firewall, routes)" % (member, node, node)),
+            "hint": "" if ok else ("a job step from %s cannot run on %s (%s): check NodeAddr of %s, its 6818 and the "
+                                   "SrunPortRange in both directions (hostPorts, firewall, routes)"
+                                   % (member, node, detail[-1] if detail else "no output", node)),
         })
     return rows
