@@ -60,7 +60,7 @@ get_etcd() {
       || die "cannot install Debian package etcd-server"
   fi
   local etcd_path ver
-  etcd_path=$(command -v etcd || echo /usr/bin/etcd)
+  etcd_path=$(dpkg -L etcd-server 2>/dev/null | grep -m1 '/bin/etcd$' || echo /usr/bin/etcd)  # not 'command -v': PATH may hold our own bin dir
   # The Debian package may start an etcd of its own on 2379 where an init system runs;
   # ours uses other ports (see k8s-test-cluster.sh), so it does not matter.
   ver=$(dpkg-query -W -f='${Version}' etcd-server 2>/dev/null || "$etcd_path" --version | head -1)

@@ -61,6 +61,7 @@ class FilterModule(object):
             "cluster_errors": cluster_model.validate,
             "chart_values": _chart_values,
             "feature_errors": cluster_model.feature_errors,
+            "dns_label_errors": cluster_model.dns_label_errors,
             "slurm_compat_error": _slurm_compat_error,
             "srun_ports_needed": _srun_ports_needed,
             "slurmd_conf": _slurmd_conf,

@@ -191,6 +191,22 @@ def feature_errors(features, label="features"):
     return errors
 
 
+_DNS_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+def dns_label_errors(names, label=None):
+    """Kubernetes names (namespaces, NodeSets) must be RFC 1123 labels.
+
+    names: {variable: name} or, with label, a list of names found under that variable."""
+    items = names.items() if isinstance(names, dict) else (("%s[%r]" % (label, name), name) for name in names)
+    errors = []
+    for variable, name in items:
+        if not isinstance(name, str) or not _DNS_LABEL_RE.match(name):
+            errors.append("%s=%r is not a valid Kubernetes name (lowercase letters, digits and '-', "
+                          "starting and ending with a letter or digit, at most 63)" % (variable, name))
+    return errors
+
+
 def validate(model):
     """Return the list of problems in a user's cluster model (empty when valid)."""
     return _build(model)[1]
@@ -390,8 +406,8 @@ def _host_ports(ports):
 def chart_values(model, nodesets=None):
     """Values for Slinky's `slurm` chart that expose the cluster as the model describes.
 
-    model: a normalized model (normalize()). nodesets: {name: {"host_network": bool}};
-    host_network defaults to true in network_mode hostnetwork.
+    model: a normalized model (normalize()). nodesets: {name: {"host_network": bool, other
+    NodeSet values such as replicas}}; host_network defaults to true in network_mode hostnetwork.
 
     - SrunPortRange goes into the controller's extraConfMap, so every srun (controller, login,
       batch scripts in pod workers) listens inside the range;
@@ -417,13 +433,13 @@ def chart_values(model, nodesets=None):
         controller["podSpec"] = {"containers": [{"name": "slurmctld", "ports": _host_ports(srun_ports)}]}
     values = {"controller": controller, "nodesets": {}}
     for name in sorted(nodesets or {}):
-        options = nodesets[name] or {}
-        if options.get("host_network", mode == "hostnetwork"):
-            pod_spec = {"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"}
-        elif mode == "routed":
-            continue  # pod IPs are reachable as they are
-        else:
-            pod_spec = {"containers": [{"name": "slurmd",
-                                        "ports": _host_ports([model["slurmd_port"]] + srun_ports)}]}
-        values["nodesets"][name] = {"podSpec": pod_spec}
+        options = dict(nodesets[name] or {})
+        host_network = options.pop("host_network", mode == "hostnetwork")
+        nodeset = dict(options, enabled=options.get("enabled", True))
+        if host_network:
+            nodeset["podSpec"] = {"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"}
+        elif mode != "routed":  # routed: pod IPs are reachable as they are
+            nodeset["podSpec"] = {"containers": [{"name": "slurmd",
+                                                  "ports": _host_ports([model["slurmd_port"]] + srun_ports)}]}
+        values["nodesets"][name] = nodeset
     return values

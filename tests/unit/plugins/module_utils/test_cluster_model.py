@@ -512,10 +512,12 @@ def test_chart_values_expose_controller_and_nodesets():
     assert slurmctld["name"] == "slurmctld"
     assert [p["hostPort"] for p in slurmctld["ports"]] == list(range(60001, 60101))
     assert all(p["containerPort"] == p["hostPort"] and p["protocol"] == "TCP" for p in slurmctld["ports"])
+    assert values["nodesets"]["slinky"]["enabled"] is True
     (slurmd,) = values["nodesets"]["slinky"]["podSpec"]["containers"]
     assert slurmd["name"] == "slurmd"
     assert [p["hostPort"] for p in slurmd["ports"]] == [6818] + list(range(60001, 60101))
-    assert values["nodesets"]["hostnet"] == {"podSpec": {"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"}}
+    assert values["nodesets"]["hostnet"] == {"enabled": True,
+                                             "podSpec": {"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"}}
 
 
 def test_chart_values_follow_the_model():
@@ -566,9 +568,10 @@ def test_nat_and_hostnetwork_need_the_nodeport_but_not_routes():
 
 
 def test_chart_values_per_mode():
-    routed = cm.chart_values(cm.normalize(valid_model(network_mode="routed", pod_routes=ROUTES)), {"slinky": {}})
-    assert routed == {"controller": {"extraConfMap": {"SrunPortRange": "60001-60100"}}, "nodesets": {}}
+    routed = cm.chart_values(cm.normalize(valid_model(network_mode="routed", pod_routes=ROUTES)), {"slinky": {"replicas": 3}})
+    assert routed == {"controller": {"extraConfMap": {"SrunPortRange": "60001-60100"}},
+                      "nodesets": {"slinky": {"enabled": True, "replicas": 3}}}
     hostnet = cm.chart_values(cm.normalize(valid_model(network_mode="hostnetwork")), {"slinky": {}, "pinned": {"host_network": False}})
-    assert hostnet["nodesets"]["slinky"] == {"podSpec": {"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"}}
+    assert hostnet["nodesets"]["slinky"]["podSpec"] == {"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"}
     assert hostnet["nodesets"]["pinned"]["podSpec"]["containers"][0]["name"] == "slurmd"
     assert hostnet["controller"]["service"]["spec"]["externalTrafficPolicy"] == "Local"

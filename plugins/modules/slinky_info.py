@@ -1,0 +1,146 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: slinky_info
+short_description: Read what bare-metal Slurm workers need from a Slinky cluster
+version_added: 0.1.0
+description:
+  - Returns the controller pod's host address and pod IP, the NodePort of the slurmctld Service,
+    and the Slurm version (from the slurmctld image tag), shaped as the C(controller), C(nodeport) and
+    C(slurm_version) keys of the C(slime_cluster) model, so that C(playbooks/site.yml) can hand them
+    to the C(slurm_node) role.
+  - With O(include_key=true) also returns C(slurm.key) as stored in its Secret (base64).
+    Use the task with C(no_log) then; the key is never returned otherwise.
+  - Uses the Kubernetes connection options of C(kubernetes.core).
+options:
+  namespace:
+    description: Namespace of the slurm chart.
+    type: str
+    default: slurm
+  controller_selector:
+    description: Label selectors of the controller pod.
+    type: list
+    elements: str
+    default: [app.kubernetes.io/name=slurmctld]
+  service_name:
+    description: Name of the controller Service; by default the NodePort Service exposing O(port).
+    type: str
+  port:
+    description: slurmctld's port.
+    type: int
+    default: 6817
+  include_key:
+    description: Also return the slurm.key (base64). Use C(no_log) on the task.
+    type: bool
+    default: false
+  key_secret:
+    description: Secret holding the key.
+    type: str
+    default: slurm-auth-slurm
+  key_name:
+    description: Key of the key in the Secret.
+    type: str
+    default: slurm.key
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+attributes:
+  check_mode:
+    description: Can run in check mode and return changed status prediction without modifying target.
+    support: full
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
+    support: none
+requirements:
+  - kubernetes >= 24.2.0
+author:
+  - slime.hybrid contributors (@slime-hpc)
+"""
+
+EXAMPLES = r"""
+- name: Read the cluster facts bare metal needs
+  slime.hybrid.slinky_info:
+    namespace: slurm
+  register: slinky
+
+- name: And the key, without logging it
+  slime.hybrid.slinky_info:
+    namespace: slurm
+    include_key: true
+  register: slinky_key
+  no_log: true
+"""
+
+RETURN = r"""
+cluster:
+  description: Keys of the slime_cluster model read from the cluster.
+  returned: success
+  type: dict
+  sample: {"controller": {"host": "slurm-controller-0", "address": "10.244.1.5", "port": 6817,
+                          "pod": "slurm-controller-0", "node": "worker-1"},
+           "nodeport": {"address": "192.168.1.21", "port": 30017, "service": "slurm-controller",
+                        "external_traffic_policy": "Local"},
+           "slurm_version": "26.05"}
+slurm_key_b64:
+  description: The slurm.key as base64, only with O(include_key=true).
+  returned: when include_key
+  type: str
+"""
+
+import copy
+
+from ansible_collections.kubernetes.core.plugins.module_utils.ansiblemodule import AnsibleModule
+from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
+
+from ansible_collections.slime.hybrid.plugins.module_utils import slinky
+
+
+def argspec():
+    args = copy.deepcopy(AUTH_ARG_SPEC)
+    args.update(
+        namespace=dict(type="str", default="slurm"),
+        controller_selector=dict(type="list", elements="str", default=["app.kubernetes.io/name=slurmctld"]),
+        service_name=dict(type="str"),
+        port=dict(type="int", default=6817),
+        include_key=dict(type="bool", default=False),
+        key_secret=dict(type="str", default="slurm-auth-slurm", no_log=False),
+        key_name=dict(type="str", default="slurm.key", no_log=False),
+    )
+    return args
+
+
+def main():
+    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argspec(), supports_check_mode=True)
+    params = module.params
+    try:
+        svc = K8sService(get_api_client(module), module)
+        pods = svc.find("Pod", "v1", namespace=params["namespace"], label_selectors=params["controller_selector"])
+        services = svc.find("Service", "v1", namespace=params["namespace"])
+        result = {"cluster": slinky.cluster_facts(pods["resources"], services["resources"],
+                                                  params["port"], params["service_name"])}
+        if params["include_key"]:
+            secret = svc.find("Secret", "v1", name=params["key_secret"], namespace=params["namespace"])
+            if not secret["resources"]:
+                module.fail_json(msg="Secret %s/%s not found" % (params["namespace"], params["key_secret"]))
+            value = slinky.secret_value(secret["resources"][0], params["key_name"])
+            result["slurm_key_b64"] = value
+    except CoreException as exc:
+        module.fail_from_exception(exc)
+    except slinky.SlinkyInfoError as exc:
+        module.fail_json(msg="slinky_info: %s" % exc)
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == "__main__":
+    main()
