@@ -8,6 +8,12 @@ dest=$cache/sanity/ansible_collections/slime/hybrid
 rm -rf "$dest"
 mkdir -p "$dest"
 (cd "$here" && git ls-files -z --cached --others --exclude-standard | rsync -a --from0 --files-from=- ./ "$dest/")
+# Collections ours depends on must sit beside it (kubernetes.core for slinky_info).
+site=$(python -c 'import ansible_collections, os; print(os.path.dirname(list(ansible_collections.__path__)[0]))')
+for dep in kubernetes/core; do
+  mkdir -p "$cache/sanity/ansible_collections/${dep%/*}"
+  ln -sfn "$site/ansible_collections/$dep" "$cache/sanity/ansible_collections/$dep"
+done
 cd "$dest"
 git init -q . && git add -A >/dev/null   # ansible-test lists files through git
 # ansible-test bootstraps pip in its test venvs with a get-pip script from ci-files.testing.ansible.com,

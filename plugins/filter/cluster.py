@@ -8,11 +8,14 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
+from jinja2 import Undefined
 
 from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, doctor, netfilter, node_addr, scontrol, secret_file
 
 
 def _cluster_model(model):
+    if isinstance(model, Undefined):
+        model._fail_with_undefined_error()  # report the undefined variable, not a bad model
     try:
         return cluster_model.normalize(model)
     except cluster_model.ModelError as exc:

@@ -42,7 +42,7 @@ def slurm_version(pod, container="slurmctld"):
     chosen = [c for c in containers if c.get("name") == container] or containers[:1]
     if not chosen:
         raise SlinkyInfoError("pod %s has no containers" % pod["metadata"]["name"])
-    image = chosen[0].get("image", "")
+    image = chosen[0].get("image", "").split("@", 1)[0]  # drop a pinned digest (@sha256:...)
     tag = image.rsplit(":", 1)[-1] if ":" in image.rsplit("/", 1)[-1] else ""
     match = _TAG_VERSION_RE.match(tag)
     if not match:
@@ -73,12 +73,13 @@ def secret_value(secret, key):
     return data[key]
 
 
-def cluster_facts(pods, services, port=6817, service_name=None):
-    """The part of slime_cluster that comes from the cluster: controller, nodeport, slurm_version."""
+def cluster_facts(pods, services, port=6817, service_name=None, with_nodeport=True):
+    """The part of slime_cluster that comes from the cluster: controller, nodeport, slurm_version.
+
+    with_nodeport=False (network_mode routed) leaves the NodePort out."""
     pod = controller_pod(pods)
     status = pod.get("status") or {}
-    svc_name, nodeport, policy = node_port(services, port, service_name)
-    return {
+    facts = {
         "controller": {
             "host": (pod.get("spec") or {}).get("hostname") or pod["metadata"]["name"],
             "address": status.get("podIP"),
@@ -86,7 +87,10 @@ def cluster_facts(pods, services, port=6817, service_name=None):
             "pod": pod["metadata"]["name"],
             "node": (pod.get("spec") or {}).get("nodeName"),
         },
-        "nodeport": {"address": status.get("hostIP"), "port": nodeport, "service": svc_name,
-                     "external_traffic_policy": policy},
         "slurm_version": slurm_version(pod),
     }
+    if with_nodeport:
+        svc_name, nodeport, policy = node_port(services, port, service_name)
+        facts["nodeport"] = {"address": status.get("hostIP"), "port": nodeport, "service": svc_name,
+                             "external_traffic_policy": policy}
+    return facts

@@ -33,6 +33,10 @@ options:
   service_name:
     description: Name of the controller Service; by default the NodePort Service exposing O(port).
     type: str
+  nodeport:
+    description: Look up the NodePort Service (not needed in network_mode routed).
+    type: bool
+    default: true
   port:
     description: slurmctld's port.
     type: int
@@ -112,6 +116,7 @@ def argspec():
         namespace=dict(type="str", default="slurm"),
         controller_selector=dict(type="list", elements="str", default=["app.kubernetes.io/name=slurmctld"]),
         service_name=dict(type="str"),
+        nodeport=dict(type="bool", default=True),
         port=dict(type="int", default=6817),
         include_key=dict(type="bool", default=False),
         key_secret=dict(type="str", default="slurm-auth-slurm", no_log=False),
@@ -128,7 +133,11 @@ def main():
         pods = svc.find("Pod", "v1", namespace=params["namespace"], label_selectors=params["controller_selector"])
         services = svc.find("Service", "v1", namespace=params["namespace"])
         result = {"cluster": slinky.cluster_facts(pods["resources"], services["resources"],
-                                                  params["port"], params["service_name"])}
+                                                  params["port"], params["service_name"], params["nodeport"])}
+        policy = result["cluster"].get("nodeport", {}).get("external_traffic_policy")
+        if policy not in (None, "Local"):
+            module.warn("Service %s has externalTrafficPolicy %s: kube-proxy SNATs bare-metal registrations and "
+                        "slurmctld records the wrong NodeAddr; use Local" % (result["cluster"]["nodeport"]["service"], policy))
         if params["include_key"]:
             secret = svc.find("Secret", "v1", name=params["key_secret"], namespace=params["namespace"])
             if not secret["resources"]:

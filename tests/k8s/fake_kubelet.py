@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Stand-in for the kubelet and the deployment controller in the API-server test tier.
 
 The test API server has neither, so nothing would ever run a Pod or roll out a Deployment.

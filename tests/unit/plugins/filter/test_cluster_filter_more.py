@@ -1,0 +1,145 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The doctor, chart_values and dns_label_errors filters of plugins/filter/cluster.py, each on a realistic input."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.slime.hybrid.plugins.filter.cluster import FilterModule
+
+FILTERS = ["doctor_checks", "doctor_findings", "doctor_report", "doctor_srun_results", "chart_values", "dns_label_errors"]
+
+MODEL = {
+    "controller": {"host": "slurm-controller", "address": "10.126.0.11"},
+    "nodeport": {"address": "10.127.0.50", "port": 30017},
+    "srun_port_range": "60001-60100",
+    "slurm_version": "26.05",
+    "pod_routes": [{"cidr": "10.126.0.0/24", "via": "10.127.0.50"}],
+}
+
+SRUN_PORTS = list(range(60001, 60101))
+
+
+@pytest.fixture
+def filters():
+    return FilterModule().filters()
+
+
+@pytest.fixture
+def nodes(filters, fixture_text):
+    return filters["scontrol_nodes"](fixture_text("scontrol_show_node_26.05.txt"))
+
+
+@pytest.mark.parametrize("name", FILTERS)
+def test_filter_is_registered_and_callable(filters, name):
+    assert callable(filters[name])
+
+
+def test_doctor_checks_normalizes_the_raw_model(filters, nodes):
+    checks = filters["doctor_checks"](MODEL, nodes, "bm-3")
+    assert [(check["host"], check["port"]) for check in checks] == [
+        ("10.127.0.50", 30017), ("slurm-controller", 6817),
+        ("10.127.0.61", 6818), ("10.127.0.62", 6818), ("10.126.0.21", 6818),
+    ]
+    # The model's pod_routes are the pod CIDRs that explain pod-1's NodeAddr.
+    assert "playbooks/fix_nodeaddr.yml" in checks[4]["hint"]
+    assert "OUTPUT DNAT" in checks[1]["hint"]
+
+
+def test_doctor_checks_rejects_an_invalid_model(filters, nodes):
+    with pytest.raises(AnsibleFilterError, match="invalid slime_cluster: .*nodeport.port=80"):
+        filters["doctor_checks"](dict(MODEL, nodeport={"address": "10.127.0.50", "port": 80}), nodes, "bm-1")
+
+
+def test_doctor_findings(filters, nodes):
+    findings = filters["doctor_findings"](nodes)
+    assert [finding["ok"] for finding in findings] == [True, False, True, True]
+    assert "NodeAddr 10.127.0.62:6818" in findings[1]["hint"]
+    assert "reason: Not responding [slurm@2026-11-22T00:10:00]" in findings[1]["hint"]
+
+
+def test_doctor_srun_results(filters):
+    rows = filters["doctor_srun_results"]([
+        {"item": "pod-1", "rc": 0, "stdout": "", "stderr": ""},
+        {"item": "bm-2", "rc": 1, "stderr": "srun: error: Unable to create step for job 42: Invalid node name specified"},
+    ], "bm-1")
+    assert [(row["observed"], row["ok"]) for row in rows] == [("completed", True), ("failed rc=1", False)]
+    assert "(srun: error: Unable to create step for job 42: Invalid node name specified)" in rows[1]["hint"]
+
+
+def test_doctor_report_returns_table_lines_and_broken_rows(filters, nodes):
+    results = filters["doctor_findings"](nodes)
+    report = filters["doctor_report"](results)
+    assert sorted(report) == ["broken", "table"]
+    assert isinstance(report["table"], list)
+    assert report["table"][0].split() == ["PATH", "EXPECTED", "OBSERVED"]
+    assert len(report["table"]) == 5
+    assert [line.endswith("BROKEN") for line in report["table"]] == [False, False, True, False, False]
+    assert report["broken"] == [results[1]]
+
+
+def test_chart_values_nat_with_a_pod_and_a_host_network_nodeset(filters):
+    nodesets = {"slinky": {"replicas": 2}, "gpu": {"host_network": True, "replicas": 1}}
+    before = copy.deepcopy(nodesets)
+    values = filters["chart_values"](MODEL, nodesets)
+    assert nodesets == before
+    controller = values["controller"]
+    assert controller["extraConfMap"] == {"SrunPortRange": "60001-60100"}
+    assert controller["service"] == {"spec": {"type": "NodePort", "externalTrafficPolicy": "Local"},
+                                     "port": 6817, "nodePort": 30017}
+    (ctld,) = controller["podSpec"]["containers"]
+    assert ctld["name"] == "slurmctld"
+    assert [port["hostPort"] for port in ctld["ports"]] == SRUN_PORTS
+    assert all(port["containerPort"] == port["hostPort"] and port["protocol"] == "TCP" for port in ctld["ports"])
+    assert sorted(values["nodesets"]) == ["gpu", "slinky"]
+    assert values["nodesets"]["gpu"] == {"replicas": 1, "enabled": True,
+                                         "podSpec": {"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"}}
+    slinky = values["nodesets"]["slinky"]
+    assert slinky["replicas"] == 2 and slinky["enabled"] is True
+    (slurmd,) = slinky["podSpec"]["containers"]
+    assert slurmd["name"] == "slurmd"
+    assert [port["hostPort"] for port in slurmd["ports"]] == [6818] + SRUN_PORTS
+
+
+def test_chart_values_rejects_an_invalid_model(filters):
+    with pytest.raises(AnsibleFilterError, match="invalid slime_cluster: .*srun_port_range=6810-6817"):
+        filters["chart_values"](dict(MODEL, srun_port_range="6810-6817"))
+
+
+def test_dns_label_errors_dict_form(filters):
+    errors = filters["dns_label_errors"]({"slurm_namespace": "Bad_NS", "slurm_operator_namespace": "slinky"})
+    assert len(errors) == 1
+    assert errors[0].startswith("slurm_namespace='Bad_NS' is not a valid Kubernetes name")
+    assert "at most 63" in errors[0]
+    assert filters["dns_label_errors"]({"slurm_namespace": "slurm"}) == []
+
+
+def test_dns_label_errors_list_form_names_the_variable(filters):
+    too_long = "a" * 64
+    errors = filters["dns_label_errors"](["slurm", "Bad_NS", too_long, "gpu-", "a" * 63, "slinky-2"], "slurm_nodesets")
+    assert errors == [
+        "slurm_nodesets['Bad_NS']='Bad_NS' is not a valid Kubernetes name (lowercase letters, digits and '-', "
+        "starting and ending with a letter or digit, at most 63)",
+        "slurm_nodesets[%r]=%r is not a valid Kubernetes name (lowercase letters, digits and '-', "
+        "starting and ending with a letter or digit, at most 63)" % (too_long, too_long),
+        "slurm_nodesets['gpu-']='gpu-' is not a valid Kubernetes name (lowercase letters, digits and '-', "
+        "starting and ending with a letter or digit, at most 63)",
+    ]
+
+
+@pytest.mark.parametrize("name", ["slurm", "s", "slurm-2", "0slurm", "a" * 63])
+def test_dns_label_errors_accepts(filters, name):
+    assert filters["dns_label_errors"]({"slurm_namespace": name}) == []
+
+
+@pytest.mark.parametrize("name", ["Bad_NS", "a" * 64, "-slurm", "slurm.ns", "", None, 7])
+def test_dns_label_errors_refuses(filters, name):
+    (error,) = filters["dns_label_errors"]({"slurm_namespace": name})
+    assert error.startswith("slurm_namespace=%r is not a valid Kubernetes name" % (name,))

@@ -1,0 +1,318 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""doctor: the TCP paths per network mode, slurmctld's own findings, srun results and the report table."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+
+import pytest
+
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, doctor, probe, scontrol
+
+# The fixture's nodes: bm-1 10.127.0.61 (IDLE), pod-1 10.126.0.21 (a pod IP, IDLE),
+# bm-2 10.127.0.62 (DOWN*+DRAIN, Reason=Not responding), bm-3 10.127.0.63 (MIXED).
+POD_ROUTES = [{"cidr": "10.126.0.0/24", "via": "10.127.0.50"}, {"cidr": "10.126.1.0/24", "via": "10.127.0.51"}]
+
+RAW_MODEL = {
+    "name": "slurm",
+    "controller": {"host": "slurm-controller", "address": "10.126.0.11"},
+    "nodeport": {"address": "10.127.0.50", "port": 30017},
+    "srun_port_range": "60001-60100",
+    "slurm_version": "26.05",
+    "pod_routes": POD_ROUTES,
+}
+
+
+def _model(mode):
+    raw = copy.deepcopy(RAW_MODEL)
+    raw["network_mode"] = mode
+    if mode == "routed":
+        del raw["nodeport"]
+    return cluster_model.normalize(raw)
+
+
+@pytest.fixture
+def nodes(fixture_text):
+    return scontrol.parse_nodes(fixture_text("scontrol_show_node_26.05.txt"))
+
+
+def _checks(mode, nodes, member="bm-1"):
+    model = _model(mode)
+    return doctor.baremetal_checks(model, nodes, member, model["pod_cidrs"])
+
+
+def _by_target(checks):
+    return {check["name"].split(" -> ", 1)[1]: check for check in checks}
+
+
+# --------------------------------------------------------------------------- baremetal_checks
+
+
+@pytest.mark.parametrize("mode", ["nat", "hostnetwork"])
+def test_conf_server_is_the_nodeport_in_nat_and_hostnetwork(nodes, mode):
+    first = _checks(mode, nodes)[0]
+    assert first["name"] == "bm-1 -> conf server 10.127.0.50:30017"
+    assert (first["host"], first["port"]) == ("10.127.0.50", 30017)
+    assert "NodePort 30017" in first["hint"]
+    assert "externalTrafficPolicy: Local" in first["hint"]
+    assert "controller pod runs on 10.127.0.50" in first["hint"]
+
+
+def test_conf_server_is_the_controller_pod_ip_in_routed(nodes):
+    first = _checks("routed", nodes)[0]
+    assert first["name"] == "bm-1 -> conf server 10.126.0.11:6817"
+    assert (first["host"], first["port"]) == ("10.126.0.11", 6817)
+    assert "controller pod 10.126.0.11 is not reachable" in first["hint"]
+    assert "route to the pod network" in first["hint"]
+    assert "NodePort" not in first["hint"]
+
+
+def test_conf_server_host_of_an_ipv6_nodeport_has_no_brackets(nodes):
+    raw = dict(copy.deepcopy(RAW_MODEL), nodeport={"address": "fd00:127::50", "port": 30017})
+    model = cluster_model.normalize(raw)
+    assert model["conf_server"] == "[fd00:127::50]:30017"
+    first = doctor.baremetal_checks(model, nodes, "bm-1", model["pod_cidrs"])[0]
+    assert (first["host"], first["port"]) == ("fd00:127::50", 30017)
+
+
+@pytest.mark.parametrize("mode, fix", [
+    ("nat", "the OUTPUT DNAT"),
+    ("hostnetwork", "the OUTPUT DNAT"),
+    ("routed", "the route to the pod network"),
+])
+def test_slurmctld_check_targets_the_controller_host(nodes, mode, fix):
+    check = _checks(mode, nodes)[1]
+    assert check["name"] == "bm-1 -> slurmctld slurm-controller:6817"
+    assert (check["host"], check["port"]) == ("slurm-controller", 6817)
+    assert check["hint"].startswith("slurm-controller must resolve to 10.126.0.11 and reach slurmctld")
+    assert check["hint"].endswith(fix)
+
+
+@pytest.mark.parametrize("mode", ["nat", "routed", "hostnetwork"])
+def test_every_other_node_is_probed_at_its_nodeaddr_but_not_the_member(nodes, mode):
+    checks = _checks(mode, nodes, member="bm-1")
+    assert [check["name"] for check in checks[2:]] == [
+        "bm-1 -> slurmd bm-2 (NodeAddr 10.127.0.62:6818)",
+        "bm-1 -> slurmd bm-3 (NodeAddr 10.127.0.63:6818)",
+        "bm-1 -> slurmd pod-1 (NodeAddr 10.126.0.21:6818)",
+    ]
+    assert [(check["host"], check["port"]) for check in checks[2:]] == [
+        ("10.127.0.62", 6818), ("10.127.0.63", 6818), ("10.126.0.21", 6818)]
+    assert not any("10.127.0.61" == check["host"] for check in checks)
+
+
+def test_a_member_not_yet_registered_probes_every_node(nodes):
+    checks = _checks("nat", nodes, member="bm-9")
+    assert [check["host"] for check in checks[2:]] == ["10.127.0.61", "10.127.0.62", "10.127.0.63", "10.126.0.21"]
+
+
+def test_nat_pod_nodeaddr_gets_the_fix_nodeaddr_hint(nodes):
+    checks = _by_target(_checks("nat", nodes))
+    hint = checks["slurmd pod-1 (NodeAddr 10.126.0.21:6818)"]["hint"]
+    assert "pod-1's NodeAddr 10.126.0.21 is a pod IP bare metal cannot route to" in hint
+    assert "playbooks/fix_nodeaddr.yml" in hint
+    bare_metal_hint = checks["slurmd bm-2 (NodeAddr 10.127.0.62:6818)"]["hint"]
+    assert "fix_nodeaddr" not in bare_metal_hint
+    assert bare_metal_hint.startswith("slurmd on bm-2 does not answer at NodeAddr 10.127.0.62:6818")
+
+
+def test_routed_pod_nodeaddr_gets_the_route_hint(nodes):
+    checks = _by_target(_checks("routed", nodes))
+    hint = checks["slurmd pod-1 (NodeAddr 10.126.0.21:6818)"]["hint"]
+    assert hint == "no path to pod IP 10.126.0.21 of pod-1: check the route to its node's pod CIDR"
+    assert "fix_nodeaddr" not in hint
+    assert checks["slurmd bm-3 (NodeAddr 10.127.0.63:6818)"]["hint"].startswith("slurmd on bm-3 does not answer")
+
+
+def test_hostnetwork_pod_nodeaddr_gets_the_generic_hint(nodes):
+    hint = _by_target(_checks("hostnetwork", nodes))["slurmd pod-1 (NodeAddr 10.126.0.21:6818)"]["hint"]
+    assert hint.startswith("slurmd on pod-1 does not answer at NodeAddr 10.126.0.21:6818")
+    assert "hostPort or firewall for 6818" in hint
+    assert "fix_nodeaddr" not in hint
+
+
+def test_without_pod_cidrs_no_nodeaddr_is_taken_for_a_pod_ip(nodes):
+    model = _model("nat")
+    checks = _by_target(doctor.baremetal_checks(model, nodes, "bm-1"))
+    assert "fix_nodeaddr" not in checks["slurmd pod-1 (NodeAddr 10.126.0.21:6818)"]["hint"]
+
+
+def test_a_non_ip_nodeaddr_is_not_in_any_cidr(nodes):
+    nodes = copy.deepcopy(nodes)
+    nodes["pod-1"]["NodeAddr"] = "slurm-worker-slinky-0.slurm-workers"
+    model = _model("nat")
+    check = _by_target(doctor.baremetal_checks(model, nodes, "bm-1", model["pod_cidrs"]))[
+        "slurmd pod-1 (NodeAddr slurm-worker-slinky-0.slurm-workers:6818)"]
+    assert check["host"] == "slurm-worker-slinky-0.slurm-workers"
+    assert "fix_nodeaddr" not in check["hint"]
+
+
+def test_slurmd_port_of_the_model_is_used(nodes):
+    raw = dict(copy.deepcopy(RAW_MODEL), slurmd_port=6828)
+    model = cluster_model.normalize(raw)
+    checks = doctor.baremetal_checks(model, nodes, "bm-1", model["pod_cidrs"])
+    assert {check["port"] for check in checks[2:]} == {6828}
+    assert "firewall for 6828" in checks[2]["hint"]
+
+
+# --------------------------------------------------------------------------- controller_findings
+
+
+def test_controller_findings_on_the_fixture(nodes):
+    findings = doctor.controller_findings(nodes)
+    assert [(f["name"], f["observed"], f["ok"]) for f in findings] == [
+        ("slurmctld -> slurmd bm-1 (NodeAddr 10.127.0.61)", "responding", True),
+        ("slurmctld -> slurmd bm-2 (NodeAddr 10.127.0.62)", "DOWN*+DRAIN+DYNAMIC_NORM", False),
+        ("slurmctld -> slurmd bm-3 (NodeAddr 10.127.0.63)", "responding", True),
+        ("slurmctld -> slurmd pod-1 (NodeAddr 10.126.0.21)", "responding", True),
+    ]
+    assert all(f["expected"] == "responding" for f in findings)
+    assert [f["hint"] for f in findings if f["ok"]] == ["", "", ""]
+    assert findings[1]["hint"] == ("slurmctld cannot reach bm-2 at NodeAddr 10.127.0.62:6818 "
+                                   "(state DOWN*+DRAIN+DYNAMIC_NORM, reason: Not responding [slurm@2026-11-22T00:10:00])")
+
+
+@pytest.mark.parametrize(
+    "state, ok",
+    [
+        ("IDLE", True),
+        ("IDLE+DYNAMIC_NORM", True),
+        ("MIXED", True),
+        ("ALLOCATED+DRAIN", True),  # draining, but slurmctld reaches it
+        ("IDLE*+DYNAMIC_NORM", False),  # '*': not responding
+        ("MIXED*", False),
+        ("DOWN+DRAIN", False),
+        ("DOWN", False),
+        ("UNKNOWN", False),
+    ],
+)
+def test_controller_findings_states(state, ok):
+    record = scontrol.parse_node_line("NodeName=w1 NodeAddr=10.127.0.70 State=%s Reason=Kill task failed [root@2026-11-22T01:00:00]"
+                                      % state)
+    (finding,) = doctor.controller_findings({"w1": record})
+    assert finding["ok"] is ok
+    assert finding["observed"] == ("responding" if ok else state)
+    if ok:
+        assert finding["hint"] == ""
+    else:
+        assert "NodeAddr 10.127.0.70:6818" in finding["hint"]
+        assert "reason: Kill task failed [root@2026-11-22T01:00:00]" in finding["hint"]
+
+
+def test_controller_findings_without_a_reason():
+    (finding,) = doctor.controller_findings({"w1": {"NodeName": "w1", "NodeAddr": "10.127.0.70", "State": "DOWN*"}})
+    assert finding["ok"] is False
+    assert finding["hint"].endswith("(state DOWN*, reason: -)")
+
+
+def test_controller_findings_of_no_nodes():
+    assert doctor.controller_findings({}) == []
+
+
+# --------------------------------------------------------------------------- srun_results
+
+
+LOOP_RESULTS = [
+    {"item": "bm-2", "rc": 0, "cmd": ["srun", "-N1", "-w", "bm-2", "true"], "stdout": "", "stderr": "",
+     "changed": True, "failed": False, "ansible_loop_var": "item"},
+    {"item": "pod-1", "rc": 1, "cmd": ["srun", "-N1", "-w", "pod-1", "true"], "stdout": "",
+     "stderr": ("srun: error: Task launch for StepId=41.0 failed on node pod-1: Communication connection failure\n"
+                "srun: error: Application launch failed: Communication connection failure\n"),
+     "msg": "non-zero return code", "changed": True, "failed": True, "ansible_loop_var": "item"},
+]
+
+
+def test_srun_results_rc_0_completes_and_rc_1_fails_with_the_last_stderr_line():
+    ok, failed = doctor.srun_results(LOOP_RESULTS, "bm-1")
+    assert ok == {"name": "bm-1 -> srun step on bm-2 (slurmd there, srun ports back here)", "expected": "completed",
+                  "observed": "completed", "ok": True, "hint": ""}
+    assert failed["name"] == "bm-1 -> srun step on pod-1 (slurmd there, srun ports back here)"
+    assert failed["observed"] == "failed rc=1"
+    assert failed["ok"] is False
+    assert "a job step from bm-1 cannot run on pod-1 (srun: error: Application launch failed: Communication connection failure)" \
+        in failed["hint"]
+    assert "Task launch for StepId" not in failed["hint"]
+    assert "SrunPortRange" in failed["hint"]
+
+
+def test_srun_results_falls_back_to_msg_then_to_no_output():
+    msg_only, nothing = doctor.srun_results([
+        {"item": "bm-3", "rc": 124, "msg": "srun timed out after 30 s"},
+        {"item": "bm-4", "rc": 2, "stderr": "", "msg": ""},
+    ], "bm-1")
+    assert msg_only["observed"] == "failed rc=124"
+    assert "(srun timed out after 30 s)" in msg_only["hint"]
+    assert "(no output)" in nothing["hint"]
+
+
+@pytest.mark.parametrize("results", [None, []])
+def test_srun_results_without_results(results):
+    assert doctor.srun_results(results, "bm-1") == []
+
+
+# --------------------------------------------------------------------------- report
+
+
+REPORT_ROWS = [
+    {"name": "bm-1 -> conf server 10.127.0.50:30017", "expected": "open", "observed": "open", "ok": True},
+    {"name": "bm-1 -> slurmd pod-1 (NodeAddr 10.126.0.21:6818)", "expected": "open", "observed": "timeout", "ok": False},
+    {"name": "slurmctld -> slurmd bm-2 (NodeAddr 10.127.0.62)", "expected": "responding",
+     "observed": "DOWN*+DRAIN+DYNAMIC_NORM", "ok": False},
+    {"name": "bm-1 -> srun step on bm-3", "expected": "completed", "observed": "completed", "ok": True},
+]
+
+
+def test_report_table_has_a_header_and_aligned_columns():
+    table, _broken = doctor.report(REPORT_ROWS)
+    lines = table.split("\n")
+    assert len(lines) == 1 + len(REPORT_ROWS)
+    assert lines[0].split() == ["PATH", "EXPECTED", "OBSERVED"]
+    name_width = max(len(row["name"]) for row in REPORT_ROWS)
+    expected_width = max(len(row["expected"]) for row in REPORT_ROWS)
+    observed_width = max(len(row["observed"]) for row in REPORT_ROWS)
+    expected_at = name_width + 2
+    observed_at = expected_at + expected_width + 2
+    marker_at = observed_at + observed_width + 2
+    assert lines[0].index("EXPECTED") == expected_at
+    assert lines[0].index("OBSERVED") == observed_at
+    for line, row in zip(lines[1:], REPORT_ROWS):
+        assert line[:expected_at] == row["name"].ljust(expected_at)
+        assert line[expected_at:observed_at] == row["expected"].ljust(observed_at - expected_at)
+        assert line[observed_at:marker_at] == row["observed"].ljust(marker_at - observed_at)
+        assert line[marker_at:] == ("ok" if row["ok"] else "BROKEN")
+
+
+def test_report_marks_only_broken_rows_and_returns_them():
+    table, broken = doctor.report(REPORT_ROWS)
+    lines = table.split("\n")
+    assert [line.endswith("BROKEN") for line in lines] == [False, False, True, True, False]
+    assert table.count("BROKEN") == 2
+    assert broken == [REPORT_ROWS[1], REPORT_ROWS[2]]
+    assert all(line == line.rstrip() for line in lines)
+
+
+def test_report_of_nothing_is_the_header_only():
+    table, broken = doctor.report([])
+    assert table == "PATH  EXPECTED  OBSERVED"
+    assert broken == []
+
+
+def test_report_of_real_checks_findings_and_srun_results(nodes):
+    states = {"10.127.0.50": "open", "slurm-controller": "open", "10.127.0.62": "refused",
+              "10.127.0.63": "open", "10.126.0.21": "timeout"}
+    checks = probe.run_checks(_checks("nat", nodes), probe=lambda host, port, timeout: (states[host], 0.01))
+    results = checks + doctor.controller_findings(nodes) + doctor.srun_results(LOOP_RESULTS, "bm-1")
+    table, broken = doctor.report(results)
+    assert [row["name"] for row in broken] == [
+        "bm-1 -> slurmd bm-2 (NodeAddr 10.127.0.62:6818)",
+        "bm-1 -> slurmd pod-1 (NodeAddr 10.126.0.21:6818)",
+        "slurmctld -> slurmd bm-2 (NodeAddr 10.127.0.62)",
+        "bm-1 -> srun step on pod-1 (slurmd there, srun ports back here)",
+    ]
+    assert "fix_nodeaddr" in broken[1]["hint"]
+    assert table.count("BROKEN") == 4
+    assert len(table.splitlines()) == len(results) + 1
