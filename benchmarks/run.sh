@@ -53,3 +53,5 @@ bare=$(srun_mean 10 -N2 --constraint=baremetal)
 echo "srun launch from bm-1 (mean of 10, incl. podman exec): 2 pod + 2 bare-metal $hybrid s, 2 bare-metal $bare s"
 
 ./benchmarks/nodeaddr.sh 64
+./benchmarks/modes.sh
+./benchmarks/k8s.sh
