@@ -60,7 +60,11 @@ get_etcd() {
       || die "cannot install Debian package etcd-server"
   fi
   local etcd_path ver
-  etcd_path=$(dpkg -L etcd-server 2>/dev/null | grep -m1 '/bin/etcd$' || echo /usr/bin/etcd)  # not 'command -v': PATH may hold our own bin dir
+  # Not 'command -v': PATH may hold our own bin dir. grep reads all of dpkg's output (no -m1:
+  # an early exit would SIGPIPE dpkg and, with pipefail, fail the pipeline).
+  etcd_path=$(dpkg -L etcd-server 2>/dev/null | grep '/bin/etcd$' || true)
+  etcd_path=${etcd_path%%$'\n'*}
+  [ -n "$etcd_path" ] || etcd_path=/usr/bin/etcd
   # The Debian package may start an etcd of its own on 2379 where an init system runs;
   # ours uses other ports (see k8s-test-cluster.sh), so it does not matter.
   ver=$(dpkg-query -W -f='${Version}' etcd-server 2>/dev/null || "$etcd_path" --version | head -1)

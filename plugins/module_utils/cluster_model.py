@@ -334,19 +334,20 @@ def _build(raw):
                       {"name": "srun", "ports": srun["iptables"]}]
     if mode == "routed":
         # Bare metal reaches the controller pod at its pod IP through the routes.
-        out["conf_server"] = _hostport(ctl_addr, ctl_port)
+        out["conf_server_address"], out["conf_server_port"] = ctl_addr, ctl_port
         out["dnat"] = []
     else:
         # Bare metal reaches the controller pod only through its node. slurmd talks to
         # SlurmctldHost:port once it has the config, so that is rewritten to the NodePort;
         # srun/slurmstepd traffic back to an srun in the controller pod goes to its hostPorts.
-        out["conf_server"] = _hostport(np_addr, np_port)
+        out["conf_server_address"], out["conf_server_port"] = np_addr, np_port
         out["dnat"] = [
             {"name": "slurmctld", "destination": ctl_addr, "ports": str(ctl_port),
              "to": _hostport(np_addr, np_port)},
             {"name": "controller-srun", "destination": ctl_addr, "ports": srun["iptables"],
              "to": np_addr},
         ]
+    out["conf_server"] = _hostport(out["conf_server_address"], out["conf_server_port"])
     # Each rule's comment spells out the whole rule, so a rule the model no longer
     # produces (say, after a NodePort change) is recognised as stale and replaced.
     for rule in out["dnat"]:

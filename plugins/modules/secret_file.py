@@ -32,15 +32,16 @@ options:
     type: int
     default: 32
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - ansible.builtin.files
 attributes:
   check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: full
     details: The diff shows digests, never the key.
+  platform:
+    platforms: posix
 author:
   - slime.hybrid contributors (@slime-hpc)
 """

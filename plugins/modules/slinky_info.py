@@ -54,14 +54,15 @@ options:
     type: str
     default: slurm.key
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - kubernetes.core.k8s_auth_options
 attributes:
   check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: none
+  platform:
+    platforms: posix
 requirements:
   - kubernetes >= 24.2.0
 author:

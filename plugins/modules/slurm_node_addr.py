@@ -54,14 +54,16 @@ options:
     description: Path of the scontrol command.
     type: str
     default: scontrol
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
     details: In check mode the module reports which nodes differ (drift) and changes nothing.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: full
+  platform:
+    platforms: posix
 author:
   - slime.hybrid contributors (@slime-hpc)
 """

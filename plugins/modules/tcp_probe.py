@@ -48,13 +48,15 @@ options:
     description: Seconds to wait for each connection.
     type: float
     default: 3.0
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: none
+  platform:
+    platforms: posix
 author:
   - slime.hybrid contributors (@slime-hpc)
 """
