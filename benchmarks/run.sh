@@ -13,6 +13,7 @@ recap_changed() { grep -Eo 'changed=[0-9]+' | awk -F= '{ s += $2 } END { print s
 
 ./lab/down.sh >/dev/null
 if [ "${BENCH_COLD:-0}" = 1 ]; then
+  rm -f "${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/forky-minbase.tar"   # from nothing: debootstrap too
   t0=$(now); ./lab/build-image.sh --force >/dev/null 2>&1; t1=$(now)
   echo "lab images from debootstrap: $(secs "$t0" "$t1") s"
 fi
