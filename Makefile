@@ -11,7 +11,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PY_COLORS := 0
 
-.PHONY: deps collection demo lab-up lab-down test static unit molecule k8s sanity lint bench build clean
+.PHONY: deps collection demo lab-up lab-down test static unit molecule k8s sanity lint bench build
 
 deps:
 	./scripts/install-deps.sh
