@@ -36,6 +36,8 @@ demo: deps collection lab-up
 	@podman exec ctl timeout 60 srun -N2 --constraint=baremetal hostname
 	@echo; echo '$$ srun -N4 hostname   (pod and bare-metal workers in one step)'
 	@podman exec ctl timeout 60 srun -N4 -l hostname | sort
+	@echo; echo '$$ srun -N4 hostname   (launched from bare-metal host bm-1)'
+	@podman exec bm-1 timeout 60 srun -N4 -l hostname | sort
 
 # Every test tier available on this machine.
 test: deps collection static unit molecule k8s
