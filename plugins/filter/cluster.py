@@ -27,8 +27,7 @@ def _chart_values(model, nodesets=None):
 
 
 def _doctor_checks(model, nodes, member):
-    normalized = _cluster_model(model)
-    return doctor.baremetal_checks(normalized, nodes, member, normalized["pod_cidrs"])
+    return doctor.baremetal_checks(_cluster_model(model), nodes, member)
 
 
 def _doctor_report(results):
@@ -40,10 +39,6 @@ def _slurm_compat_error(slurmd_version, slurmctld_version):
     return cluster_model.version_compat_error(slurmd_version, slurmctld_version) or ""
 
 
-def _srun_ports_needed(nodes, pty=False):
-    return cluster_model.srun_ports_needed(nodes, pty)
-
-
 def _key_error(content_b64):
     """'' for a usable base64 key, else why not (never the key itself)."""
     try:
@@ -51,10 +46,6 @@ def _key_error(content_b64):
     except ValueError as exc:
         return str(exc)
     return ""
-
-
-def _slurmd_conf(features, extra=None):
-    return cluster_model.slurmd_conf_args(features, extra)
 
 
 class FilterModule(object):
@@ -66,8 +57,8 @@ class FilterModule(object):
             "feature_errors": cluster_model.feature_errors,
             "dns_label_errors": cluster_model.dns_label_errors,
             "slurm_compat_error": _slurm_compat_error,
-            "srun_ports_needed": _srun_ports_needed,
-            "slurmd_conf": _slurmd_conf,
+            "srun_ports_needed": cluster_model.srun_ports_needed,
+            "slurmd_conf": cluster_model.slurmd_conf_args,
             "key_error": _key_error,
             "apt_policy_version": cluster_model.apt_policy_version,
             "scontrol_nodes": scontrol.parse_nodes,

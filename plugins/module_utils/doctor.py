@@ -24,20 +24,19 @@ def _in_cidrs(address, cidrs):
     return any(addr in ipaddress.ip_network(cidr, strict=False) for cidr in cidrs)
 
 
-def baremetal_checks(model, nodes, member, pod_cidrs=()):
+def baremetal_checks(model, nodes, member):
     """TCP paths a bare-metal member must open: conf server, slurmctld, every other slurmd.
 
-    model: normalized cluster model; nodes: parsed `scontrol show node` ({name: record});
-    member: this host's Slurm node name; pod_cidrs: the pod network(s), to explain a NodeAddr
-    that bare metal cannot route to.
+    model: normalized cluster model (its pod_cidrs explain a NodeAddr bare metal cannot route
+    to); nodes: parsed `scontrol show node` ({name: record}); member: this host's Slurm node name.
     """
     mode = model["network_mode"]
     ctl = model["controller"]
-    server_host, _sep, server_port = model["conf_server"].rpartition(":")
+    pod_cidrs = model["pod_cidrs"]
     checks = [{
         "name": "%s -> conf server %s" % (member, model["conf_server"]),
-        "host": server_host.strip("[]"),
-        "port": int(server_port),
+        "host": model["conf_server_address"],
+        "port": model["conf_server_port"],
         "hint": ("slurmctld's conf server does not answer: check the controller Service (NodePort %d, "
                  "externalTrafficPolicy: Local) and that the controller pod runs on %s"
                  % (model["nodeport"]["port"], model["nodeport"]["address"])) if mode != "routed" else

@@ -16,8 +16,6 @@ __metaclass__ = type
 import ipaddress
 import re
 
-from ansible_collections.slime.hybrid.plugins.module_utils import scontrol
-
 _HOST_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
 
 
@@ -139,8 +137,3 @@ def pod_host_addresses(pods):
         if name:
             out[name] = host_ip
     return out
-
-
-def parse_current(text):
-    """Parsed `scontrol show node --oneliner` output (delegates to scontrol.parse_nodes)."""
-    return scontrol.parse_nodes(text)

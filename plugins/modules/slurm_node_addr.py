@@ -117,7 +117,7 @@ commands:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.slime.hybrid.plugins.module_utils import node_addr
+from ansible_collections.slime.hybrid.plugins.module_utils import node_addr, scontrol
 
 
 def run_scontrol(module, args):
@@ -159,7 +159,7 @@ def main():
         required_by={"features": "address_map", "names": "address_map"},
         supports_check_mode=True,
     )
-    current = node_addr.parse_current(run_scontrol(module, ["show", "node", "--oneliner"]))
+    current = scontrol.parse_nodes(run_scontrol(module, ["show", "node", "--oneliner"]))
     spec, selected = wanted(module, current)
     desired, errors = node_addr.normalize_desired(spec)
     if errors:
@@ -178,7 +178,7 @@ def main():
             run_scontrol(module, command)
         # Confirm: slurmctld must now report the wanted values (a concurrent re-registration
         # can overwrite them at once; report that rather than claim success).
-        after = node_addr.parse_current(run_scontrol(module, ["show", "node", "--oneliner"]))
+        after = scontrol.parse_nodes(run_scontrol(module, ["show", "node", "--oneliner"]))
         still, _unknown = node_addr.plan(after, desired)
         if still:
             module.fail_json(msg="slurmctld still reports other addresses for: %s" % ", ".join(sorted(still)), **result)

@@ -17,6 +17,7 @@ import importlib
 import importlib.util
 import json
 import os
+import socket
 import sys
 
 import pytest
@@ -87,3 +88,25 @@ def module_runner(monkeypatch, capsys):
         return ModuleRun(exc.value.code, json.loads(stdout), stdout)
 
     return run
+
+
+@pytest.fixture
+def listener():
+    """A listening TCP socket on 127.0.0.1; yields its port."""
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    try:
+        yield server.getsockname()[1]
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def closed_port():
+    """A port that was just bound on 127.0.0.1 and released: nothing listens there."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return port

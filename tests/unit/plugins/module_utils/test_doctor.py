@@ -42,7 +42,7 @@ def nodes(fixture_text):
 
 def _checks(mode, nodes, member="bm-1"):
     model = _model(mode)
-    return doctor.baremetal_checks(model, nodes, member, model["pod_cidrs"])
+    return doctor.baremetal_checks(model, nodes, member)
 
 
 def _by_target(checks):
@@ -75,7 +75,7 @@ def test_conf_server_host_of_an_ipv6_nodeport_has_no_brackets(nodes):
     raw = dict(copy.deepcopy(RAW_MODEL), nodeport={"address": "fd00:127::50", "port": 30017})
     model = cluster_model.normalize(raw)
     assert model["conf_server"] == "[fd00:127::50]:30017"
-    first = doctor.baremetal_checks(model, nodes, "bm-1", model["pod_cidrs"])[0]
+    first = doctor.baremetal_checks(model, nodes, "bm-1")[0]
     assert (first["host"], first["port"]) == ("fd00:127::50", 30017)
 
 
@@ -136,7 +136,10 @@ def test_hostnetwork_pod_nodeaddr_gets_the_generic_hint(nodes):
 
 
 def test_without_pod_cidrs_no_nodeaddr_is_taken_for_a_pod_ip(nodes):
-    model = _model("nat")
+    raw = copy.deepcopy(RAW_MODEL)
+    del raw["pod_routes"]  # the model then knows no pod network
+    model = cluster_model.normalize(raw)
+    assert model["pod_cidrs"] == []
     checks = _by_target(doctor.baremetal_checks(model, nodes, "bm-1"))
     assert "fix_nodeaddr" not in checks["slurmd pod-1 (NodeAddr 10.126.0.21:6818)"]["hint"]
 
@@ -145,7 +148,7 @@ def test_a_non_ip_nodeaddr_is_not_in_any_cidr(nodes):
     nodes = copy.deepcopy(nodes)
     nodes["pod-1"]["NodeAddr"] = "slurm-worker-slinky-0.slurm-workers"
     model = _model("nat")
-    check = _by_target(doctor.baremetal_checks(model, nodes, "bm-1", model["pod_cidrs"]))[
+    check = _by_target(doctor.baremetal_checks(model, nodes, "bm-1"))[
         "slurmd pod-1 (NodeAddr slurm-worker-slinky-0.slurm-workers:6818)"]
     assert check["host"] == "slurm-worker-slinky-0.slurm-workers"
     assert "fix_nodeaddr" not in check["hint"]
@@ -154,7 +157,7 @@ def test_a_non_ip_nodeaddr_is_not_in_any_cidr(nodes):
 def test_slurmd_port_of_the_model_is_used(nodes):
     raw = dict(copy.deepcopy(RAW_MODEL), slurmd_port=6828)
     model = cluster_model.normalize(raw)
-    checks = doctor.baremetal_checks(model, nodes, "bm-1", model["pod_cidrs"])
+    checks = doctor.baremetal_checks(model, nodes, "bm-1")
     assert {check["port"] for check in checks[2:]} == {6828}
     assert "firewall for 6828" in checks[2]["hint"]
 

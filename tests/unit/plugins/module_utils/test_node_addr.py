@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from ansible_collections.slime.hybrid.plugins.module_utils import node_addr
+from ansible_collections.slime.hybrid.plugins.module_utils import node_addr, scontrol
 
 FIXTURE = "scontrol_show_node_26.05.txt"
 PODS_FIXTURE = "k8s_pods_slurm_workers.json"
@@ -19,7 +19,7 @@ PODS_FIXTURE = "k8s_pods_slurm_workers.json"
 
 @pytest.fixture
 def current(fixture_text):
-    return node_addr.parse_current(fixture_text(FIXTURE))
+    return scontrol.parse_nodes(fixture_text(FIXTURE))
 
 
 def change(before_addr, after_addr, before_host, after_host=None):
@@ -276,7 +276,7 @@ def test_pod_host_addresses_no_pods(pods):
     assert node_addr.pod_host_addresses(pods) == {}
 
 
-# --- parse_current and the whole pipeline ----------------------------------------------------------
+# --- scontrol.parse_nodes and the whole pipeline ----------------------------------------------------------
 
 
 def test_parse_current_on_the_real_fixture(current):
@@ -293,7 +293,7 @@ def test_parse_current_on_the_real_fixture(current):
 
 @pytest.mark.parametrize("text", ["", None, "No nodes in the system\n"])
 def test_parse_current_without_nodes(text):
-    assert node_addr.parse_current(text) == {}
+    assert scontrol.parse_nodes(text) == {}
 
 
 def test_pods_to_update_commands(current, fixture_text):

@@ -16,28 +16,6 @@ from ansible_collections.slime.hybrid.plugins.module_utils import probe
 
 
 @pytest.fixture
-def listener():
-    """A listening TCP socket on 127.0.0.1; yields its port."""
-    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    try:
-        yield server.getsockname()[1]
-    finally:
-        server.close()
-
-
-@pytest.fixture
-def closed_port():
-    """A port that was just bound on 127.0.0.1 and released: nothing listens there."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return port
-
-
-@pytest.fixture
 def full_backlog_port():
     """A loopback listener whose accept queue is full: further SYNs are dropped, so a connect times out."""
     server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

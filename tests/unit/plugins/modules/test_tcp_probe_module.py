@@ -8,7 +8,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import functools
-import socket
 
 import pytest
 
@@ -18,26 +17,6 @@ from ansible_collections.slime.hybrid.plugins.modules import tcp_probe as tcp_pr
 @pytest.fixture
 def run_module(module_runner):
     return functools.partial(module_runner, tcp_probe_module.main)
-
-
-@pytest.fixture
-def listener():
-    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    try:
-        yield server.getsockname()[1]
-    finally:
-        server.close()
-
-
-@pytest.fixture
-def closed_port():
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return port
 
 
 def test_probes_a_local_listener(run_module, listener):
