@@ -11,7 +11,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PY_COLORS := 0
 
-.PHONY: deps collection demo lab-up lab-down test static unit molecule k8s sanity lint bench build
+.PHONY: deps collection demo lab-up lab-down test static unit molecule k8s metal3 sanity lint docs-check ee-check bench build
 
 deps:
 	./scripts/install-deps.sh
@@ -42,11 +42,19 @@ demo: deps collection lab-up
 # Every test tier available on this machine.
 test: deps collection static unit molecule k8s
 
-static: lint sanity
+static: lint sanity docs-check ee-check
+
+docs-check: collection
+	./scripts/check-docs.sh
+
+ee-check: deps
+	./scripts/check-ee.sh
 
 lint: collection
 	yamllint -s .
 	ansible-lint --profile production
+	@# ansible-lint installs a copy of the collection under ~/.ansible; it would shadow this checkout.
+	@rm -rf $(HOME)/.ansible/collections/ansible_collections/slime/hybrid
 
 sanity: collection
 	./scripts/sanity.sh
@@ -59,9 +67,9 @@ molecule: collection
 	molecule test -s routed
 	molecule test -s hostnetwork
 
-# Kubernetes API tier: skipped, with the reason, only when its binaries cannot be had.
+# Kubernetes API tier (Slinky; Metal3 BareMetalHosts with a fake operator): skipped, with the reason, only when its binaries cannot be had.
 k8s: collection
-	@if ./scripts/k8s-test-bins.sh; then molecule test -s k8s; \
+	@if ./scripts/k8s-test-bins.sh; then molecule test -s k8s && molecule test -s metal3; \
 	else echo "SKIP k8s tier: kube-apiserver/etcd/helm could not be obtained (see above)"; fi
 
 bench: deps collection

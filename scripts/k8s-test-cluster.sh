@@ -44,6 +44,7 @@ port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 # then execs, so the pid file names the real process.
 spawn() {
   local name=$1; shift
+  rm -f "$run/$name.pid"   # a stale pid file would pass the wait below at once
   setsid nohup bash -c 'echo $$ >"$0"; exec "$@"' "$run/$name.pid" "$@" \
     >"$logs/$name.log" 2>&1 </dev/null &
   local i

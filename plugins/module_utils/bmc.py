@@ -1,0 +1,422 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""BMC preflight before Metal3 enrolls a host: reachable, credentials accepted, boot MAC present.
+
+Redfish through sushy (the client Ironic itself uses), IPMI through pyghmi. Both libraries are
+optional at import time (``HAS_SUSHY``, ``HAS_PYGHMI``): the module says which one is missing
+only when a host needs it. Every failure becomes one line naming the host and what went wrong;
+passwords never appear in a message (they are also scrubbed from library error texts).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import errno
+import logging
+import re
+import threading
+import time
+import traceback
+
+from ansible_collections.slime.hybrid.plugins.module_utils import metal3
+from ansible_collections.slime.hybrid.plugins.module_utils import probe
+
+try:
+    import sushy
+    from sushy import exceptions as sushy_exc
+    HAS_SUSHY = True
+    SUSHY_IMPORT_ERROR = None
+except ImportError:  # pragma: no cover - depends on the environment
+    sushy = None
+    sushy_exc = None
+    HAS_SUSHY = False
+    SUSHY_IMPORT_ERROR = traceback.format_exc()
+
+try:
+    from pyghmi.ipmi import command as ipmi_command
+    HAS_PYGHMI = True
+    PYGHMI_IMPORT_ERROR = None
+except ImportError:  # pragma: no cover - depends on the environment
+    ipmi_command = None
+    HAS_PYGHMI = False
+    PYGHMI_IMPORT_ERROR = traceback.format_exc()
+
+# sushy logs warnings (and Python's last-resort handler would print them to the module's
+# stderr); the preflight reports what matters itself.
+for _name in ("sushy", "pyghmi"):
+    logging.getLogger(_name).addHandler(logging.NullHandler())
+
+IPMI_NO_NICS = "not checked (IPMI does not report NICs)"
+MASK = "********"
+
+_HEX12 = re.compile(r"^[0-9a-f]{12}$")
+
+
+# --- MAC addresses ----------------------------------------------------------------------------
+def canonical_mac(value):
+    """A MAC as a BMC or a user may write it -> 'aa:bb:cc:dd:ee:ff'; None when it is none.
+
+    Accepts ':', '-', '.' or no separators and either case ('52-54-00-AA-BB-CC',
+    '5254.00aa.bbcc', '525400aabbcc'); anything else is returned lower-cased and stripped so
+    it can still be shown and compared verbatim.
+    """
+    if value is None:
+        return None
+    text = str(value).strip().lower()
+    if not text:
+        return None
+    digits = re.sub(r"[:\-. ]", "", text)
+    if _HEX12.match(digits):
+        return ":".join(digits[i:i + 2] for i in range(0, 12, 2))
+    return text
+
+
+def mac_present(mac, macs):
+    """True when ``mac`` is one of ``macs`` (case and separators do not matter)."""
+    want = canonical_mac(mac)
+    return want is not None and want in set(canonical_mac(m) for m in macs or [])
+
+
+# --- messages ---------------------------------------------------------------------------------
+def scrub(text, secrets):
+    """Replace every non-empty secret in text by ********."""
+    text = "%s" % (text,)
+    for secret in secrets or []:
+        if secret:
+            text = text.replace(secret, MASK)
+    return text
+
+
+def failure_line(result):
+    """'node-1: redfish+http://h/redfish/v1/Systems/x: credentials rejected (HTTP 401)'."""
+    return "%s: %s" % (result["name"], result["message"])
+
+
+def summary(results):
+    """Lines of the failing hosts, names of ok and failing hosts."""
+    failed = [r for r in results if not r["ok"]]
+    return {
+        "failures": [failure_line(r) for r in failed],
+        "ok_hosts": [r["name"] for r in results if r["ok"]],
+        "failed_hosts": [r["name"] for r in failed],
+    }
+
+
+def fail_message(results):
+    """The module's msg when hosts fail: how many, then every failing host's line."""
+    failed = [r for r in results if not r["ok"]]
+    return "BMC preflight failed for %d of %d host(s), nothing was changed: %s" % (
+        len(failed), len(results), "; ".join(failure_line(r) for r in failed))
+
+
+def power_text(value):
+    """sushy's PowerState (enum or string, any case) or pyghmi's 'on'/'off' -> 'on', 'off', ..."""
+    if value is None:
+        return None
+    value = getattr(value, "value", value)
+    return str(value).strip().lower() or None
+
+
+# --- error classification ---------------------------------------------------------------------
+def _chain(exc):
+    """exc, its __cause__/__context__ and the wrapped errors requests/urllib3 keep in args/reason."""
+    seen, todo, out = set(), [exc], []
+    while todo:
+        cur = todo.pop(0)
+        if cur is None or id(cur) in seen or not isinstance(cur, BaseException):
+            continue
+        seen.add(id(cur))
+        out.append(cur)
+        todo.extend([cur.__cause__, cur.__context__, getattr(cur, "reason", None), getattr(cur, "error", None)])
+        todo.extend(a for a in getattr(cur, "args", ()) if isinstance(a, BaseException))
+    return out
+
+
+def _names(exc):
+    return set(cls.__name__ for cls in type(exc).__mro__)
+
+
+def classify_exception(exc, timeout=None):
+    """A library exception -> (kind, reason) for a failure line.
+
+    kind: unreachable, timeout, tls, protocol, credentials, not_found, http, error.
+    """
+    chain = _chain(exc)
+    text = " | ".join("%s" % e for e in chain)
+    lowered = text.lower()
+    status = None
+    for e in chain:
+        code = getattr(e, "status_code", None)
+        if isinstance(code, int):
+            status = code
+            break
+    if status in (401, 403):
+        return "credentials", "credentials rejected (HTTP %d)" % status
+    if status == 404:
+        return "not_found", "not found (HTTP 404)"
+    names = set()
+    for e in chain:
+        names |= _names(e)
+    if "SSLError" in names or "SSLCertVerificationError" in names or "certificate verify failed" in lowered:
+        if "certificate verify failed" in lowered or "SSLCertVerificationError" in names:
+            detail = re.search(r"certificate verify failed: ([^()'\"|]+)", text)
+            return "tls", "TLS certificate verification failed (%s); trust its CA or set disable_certificate_verification" % (
+                detail.group(1).strip() if detail else "untrusted certificate")
+        code = re.search(r"\[SSL: ([A-Z0-9_]+)\]", text)
+        if code and code.group(1) == "WRONG_VERSION_NUMBER":
+            return "tls", "TLS handshake failed (WRONG_VERSION_NUMBER): the BMC does not speak HTTPS on this port; try redfish+http://"
+        return "tls", "TLS handshake failed (%s)" % (code.group(1) if code else _short(text))
+    if "ConnectTimeout" in names or "connect timeout" in lowered or "connection to" in lowered and "timed out" in lowered:
+        return "timeout", "unreachable (no connection within %s s)" % _secs(timeout)
+    if "ReadTimeout" in names or "read timed out" in lowered:
+        return "timeout", "no answer within %s s" % _secs(timeout)
+    for e in chain:
+        if getattr(e, "errno", None) == errno.ECONNREFUSED:
+            return "unreachable", "unreachable (connection refused)"
+    if "connection refused" in lowered:
+        return "unreachable", "unreachable (connection refused)"
+    if "ConnectionResetError" in names or "connection reset" in lowered or "connection aborted" in lowered \
+            or "RemoteDisconnected" in names:
+        return "protocol", "the BMC closed the connection (does it speak HTTPS here? try redfish+https://)"
+    if "name or service not known" in lowered or "nodename nor servname" in lowered or "temporary failure in name resolution" in lowered:
+        return "unreachable", "unreachable (cannot resolve the host name)"
+    if "no route to host" in lowered or "network is unreachable" in lowered:
+        return "unreachable", "unreachable (no route to host)"
+    if "incorrect password" in lowered or "unauthorized name" in lowered or "invalid rakp" in lowered:
+        return "credentials", "credentials rejected (%s)" % _short(_ipmi_text(text))
+    if "timeout" in lowered or "timed out" in lowered or "session failed to initialize" in lowered:
+        return "timeout", "no answer within %s s" % _secs(timeout)
+    if isinstance(status, int):
+        return "http", "HTTP %d from the BMC (%s)" % (status, _short(getattr(exc, "detail", None) or text))
+    return "error", "%s: %s" % (type(exc).__name__, _short(text))
+
+
+def _ipmi_text(text):
+    return text.split(" | ")[0]
+
+
+def _short(text, limit=200):
+    text = " ".join(("%s" % text).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _secs(timeout):
+    if timeout is None:
+        return "?"
+    return ("%g" % float(timeout))
+
+
+# --- one host ---------------------------------------------------------------------------------
+def _result(host, parsed=None):
+    return {
+        "name": host.get("name") or host.get("address"),
+        "address": host.get("address"),
+        "protocol": parsed["protocol"] if parsed else None,
+        "system_id": parsed.get("system_id") if parsed else None,
+        "ok": False,
+        "message": "",
+        "power_state": None,
+        "macs": [],
+        "boot_mac": canonical_mac(host.get("boot_mac")),
+        "boot_mac_checked": False,
+        "seconds": 0.0,
+    }
+
+
+def redfish_port(parsed):
+    return parsed.get("port") or (443 if parsed.get("transport", "https") == "https" else 80)
+
+
+def _sushy_kwargs(timeout):
+    """Keyword arguments for sushy.Sushy that this sushy version knows: one attempt, short timeouts."""
+    want = {"read_timeout": timeout, "connect_timeout": timeout,
+            "server_side_retries": 1, "server_side_retries_delay": 1}
+    try:
+        import inspect
+        params = inspect.signature(sushy.Sushy.__init__).parameters
+        return dict((k, v) for k, v in want.items() if k in params)
+    except (AttributeError, TypeError, ValueError):  # pragma: no cover - Python 2 or an odd sushy
+        return {}
+
+
+def check_redfish(host, parsed, timeout, connect=None):
+    """Redfish: TCP, then the root service with auth, the system, its power state and NICs."""
+    res = _result(host, parsed)
+    address = parsed["address"]
+    port = redfish_port(parsed)
+    state, _seconds = (connect or probe.tcp_probe)(parsed["host"], port, timeout)
+    if state != probe.OPEN:
+        why = {probe.REFUSED: "connection refused", probe.TIMEOUT: "no connection within %s s" % _secs(timeout),
+               probe.UNREACHABLE: "no route to host"}.get(state, state)
+        res["message"] = "%s:%s: unreachable (%s)" % (parsed["host"], port, why)
+        return res
+    system_id = parsed.get("system_id")
+    step = "root service"
+    try:
+        client = sushy.Sushy(parsed["endpoint"], username=host.get("username"), password=host.get("password"),
+                             verify=not host.get("disable_certificate_verification", False), **_sushy_kwargs(timeout))
+        step = "system"
+        if not system_id:
+            members = client.get_system_collection().members_identities
+            if len(members) != 1:
+                res["message"] = "%s: the address names no system and the BMC has %d (%s); add one to the address" % (
+                    address, len(members), ", ".join(sorted(members)) or "none")
+                return res
+            system_id = members[0]
+        system = client.get_system(system_id)
+        res["power_state"] = power_text(system.power_state)
+        step = "NICs"
+        try:
+            nics = system.ethernet_interfaces.get_members()
+        except Exception as exc:  # MissingAttributeError: the system has no EthernetInterfaces
+            if sushy_exc is not None and isinstance(exc, sushy_exc.MissingAttributeError):
+                nics = None
+            else:
+                raise
+    except Exception as exc:  # sushy wraps requests' errors; classify whatever came out
+        kind, reason = classify_exception(exc, timeout)
+        if kind == "not_found" and step in ("system", "NICs"):
+            reason = "system %s not found (HTTP 404)" % (system_id or "?")
+        reason = scrub(reason, [host.get("password")])
+        res["message"] = "%s: %s" % (address, reason)
+        return res
+    res["system_id"] = system_id
+    if nics is None:
+        res["ok"] = True
+        res["message"] = "ok, power %s; boot MAC not checked (the system reports no EthernetInterfaces)" % res["power_state"]
+        return res
+    res["macs"] = sorted(set(m for m in (canonical_mac(getattr(n, "mac_address", None)) for n in nics) if m))
+    return _check_mac(res, "system %s" % system_id)
+
+
+def _check_mac(res, where):
+    boot_mac = res["boot_mac"]
+    if not boot_mac:
+        res["ok"] = True
+        res["message"] = "ok, power %s; no boot MAC given (%s has %s)" % (res["power_state"], where, _macs(res["macs"]))
+        return res
+    res["boot_mac_checked"] = True
+    if mac_present(boot_mac, res["macs"]):
+        res["ok"] = True
+        res["message"] = "ok, power %s; boot MAC %s on %s" % (res["power_state"], boot_mac, where)
+    else:
+        res["message"] = "boot MAC %s not on %s: has %s" % (boot_mac, where, _macs(res["macs"]))
+    return res
+
+
+def _macs(macs):
+    return "[%s]" % ", ".join(macs) if macs else "no MAC addresses"
+
+
+def _ipmi_power(host, parsed):
+    cmd = ipmi_command.Command(bmc=parsed["host"], userid=host.get("username"), password=host.get("password"),
+                               port=int(parsed["port"]), keepalive=False)
+    try:
+        return cmd.get_power()
+    finally:
+        try:
+            cmd.ipmi_session.logout()
+        except Exception:  # pragma: no cover - best effort
+            pass
+
+
+def check_ipmi(host, parsed, timeout, power=None):
+    """IPMI: open a session (proves reachability and credentials) and read the power state.
+
+    pyghmi has no timeout argument, so the session runs in a thread we stop waiting for.
+    """
+    res = _result(host, parsed)
+    target = "ipmi://%s:%s" % (parsed["host"], parsed["port"])
+    box = {}
+
+    def work():
+        try:
+            box["power"] = (power or _ipmi_power)(host, parsed)
+        except Exception as exc:  # pyghmi raises IpmiException (and socket errors)
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="ipmi-%s" % parsed["host"])
+    worker.daemon = True
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        res["message"] = "%s: unreachable (no IPMI session within %s s)" % (target, _secs(timeout))
+        return res
+    if "error" in box:
+        kind, reason = classify_exception(box["error"], timeout)
+        if kind == "timeout":
+            reason = "unreachable (no IPMI answer within %s s)" % _secs(timeout)
+        res["message"] = "%s: %s" % (target, scrub(reason, [host.get("password")]))
+        return res
+    answer = box.get("power") or {}
+    if isinstance(answer, dict) and answer.get("error"):
+        kind, reason = classify_exception(Exception(answer["error"]), timeout)
+        res["message"] = "%s: %s" % (target, scrub(reason, [host.get("password")]))
+        return res
+    res["power_state"] = power_text(answer.get("powerstate") if isinstance(answer, dict) else answer)
+    res["ok"] = True
+    res["message"] = "ok, power %s; boot MAC %s" % (res["power_state"], IPMI_NO_NICS)
+    return res
+
+
+def missing_library(hosts):
+    """(library, import traceback) the given hosts need but cannot import, or (None, None)."""
+    for host in hosts:
+        try:
+            protocol = metal3.parse_bmc_address(host.get("address"))["protocol"]
+        except ValueError:
+            continue
+        if protocol == "redfish" and not HAS_SUSHY:
+            return "sushy", SUSHY_IMPORT_ERROR
+        if protocol == "ipmi" and not HAS_PYGHMI:
+            return "pyghmi", PYGHMI_IMPORT_ERROR
+    return None, None
+
+
+def check_host(host, timeout=10.0):
+    """Preflight one host {name, address, username, password, disable_certificate_verification, boot_mac}."""
+    start = time.time()
+    try:
+        parsed = metal3.parse_bmc_address(host.get("address"))
+    except ValueError as exc:
+        res = _result(host)
+        res["message"] = scrub(exc, [host.get("password")])
+        return res
+    if host.get("boot_mac") not in (None, ""):
+        try:
+            metal3.normalize_mac(canonical_mac(host["boot_mac"]))
+        except ValueError as exc:
+            res = _result(host, parsed)
+            res["message"] = "boot_mac %s" % exc
+            return res
+    try:
+        if parsed["protocol"] == "redfish":
+            res = check_redfish(host, parsed, timeout)
+        else:
+            res = check_ipmi(host, parsed, timeout)
+    except Exception as exc:  # pragma: no cover - a bug or an unforeseen library error: still one line
+        res = _result(host, parsed)
+        res["message"] = "%s: %s" % (parsed["address"], scrub(classify_exception(exc, timeout)[1], [host.get("password")]))
+    res["seconds"] = round(time.time() - start, 3)
+    return res
+
+
+def run_preflight(hosts, timeout=10.0, check=check_host, parallel=8):
+    """Check every host (in parallel, order kept); list of per-host results."""
+    results = [None] * len(hosts)
+
+    def one(index):
+        results[index] = check(hosts[index], timeout)
+
+    pending = list(range(len(hosts)))
+    while pending:
+        batch, pending = pending[:max(1, parallel)], pending[max(1, parallel):]
+        threads = [threading.Thread(target=one, args=(i,)) for i in batch]
+        for t in threads:
+            t.daemon = True
+            t.start()
+        for t in threads:
+            t.join()
+    return results

@@ -1,0 +1,369 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Bare-metal hosts provisioned through Metal3: validation and the objects derived from them.
+
+One host definition (inventory ``metal3_hosts_list``) yields its BMC credentials Secret, its
+BareMetalHost, the names of both, and the node Metal3's baremetal-operator enrolls in Ironic
+for it (``ironic_node``), so tests can prove the BMC address enrolls as Metal3 would.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import base64
+import re
+
+from ansible_collections.slime.hybrid.plugins.module_utils.cluster_model import feature_errors
+
+try:
+    from urllib.parse import urlsplit
+except ImportError:  # pragma: no cover - Python 2 is not supported by the collection
+    from urlparse import urlsplit  # type: ignore
+
+# BMC address schemes (baremetal-operator's pkg/hardwareutils/bmc) this collection supports:
+# scheme -> (Ironic driver, boot interface, protocol).
+DRIVERS = {
+    "redfish": ("redfish", "ipxe", "redfish"),
+    "redfish-virtualmedia": ("redfish", "redfish-virtual-media", "redfish"),
+    "ipmi": ("ipmi", "ipxe", "ipmi"),
+}
+BOOT_MODES = ("UEFI", "UEFISecureBoot", "legacy")
+CHECKSUM_TYPES = ("auto", "md5", "sha256", "sha512")
+IMAGE_FORMATS = ("raw", "qcow2", "vdi", "vmdk", "live-iso")
+ROOT_DEVICE_HINTS = {
+    "deviceName": str, "hctl": str, "model": str, "vendor": str, "serialNumber": str,
+    "minSizeGigabytes": int, "wwn": str, "wwnWithExtension": str, "wwnVendorExtension": str,
+    "rotational": bool,
+}
+# Provisioning states (BareMetalHost status.provisioning.state).
+STATE_PROVISIONED = "provisioned"
+STATES_RELEASED = ("available", "ready", "deprovisioning", "powering off before delete", "deleting")
+
+_MAC_RE = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
+_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_HEX_RE = re.compile(r"^[0-9a-fA-F]+$")
+_HEX_LENGTHS = {32: "md5", 64: "sha256", 128: "sha512"}
+
+
+def _allowed():
+    return ", ".join("%s://" % scheme for scheme in sorted(DRIVERS)) + " (redfish schemes also as SCHEME+http:// or SCHEME+https://)"
+
+
+def parse_bmc_address(address):
+    """A Metal3 BMC address -> its parts; ValueError naming the value and what is allowed.
+
+    redfish://H[:P]/redfish/v1/Systems/ID (https), redfish+http://..., redfish+https://...,
+    redfish-virtualmedia[+http|+https]://..., ipmi://H[:P] (port 623 by default).
+    """
+    text = str(address or "").strip()
+    if "://" not in text:
+        raise ValueError("BMC address %r has no scheme; allowed: %s" % (address, _allowed()))
+    parts = urlsplit(text)
+    base, _plus, transport = parts.scheme.partition("+")
+    if base not in DRIVERS:
+        raise ValueError("BMC driver %r (address %r) is not supported; allowed: %s" % (parts.scheme, address, _allowed()))
+    driver, boot_interface, protocol = DRIVERS[base]
+    if protocol == "ipmi" and transport:
+        raise ValueError("BMC address %r: ipmi takes no +transport; use ipmi://HOST[:PORT]" % (address,))
+    if transport and transport not in ("http", "https"):
+        raise ValueError("BMC address %r: transport %r is not http or https" % (address, transport))
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError("BMC address %r has an invalid port" % (address,))
+    if not parts.hostname:
+        raise ValueError("BMC address %r has no host" % (address,))
+    out = {
+        "address": text, "scheme": base, "driver": driver, "boot_interface": boot_interface, "protocol": protocol,
+        "host": parts.hostname, "port": port, "system_id": None, "endpoint": None, "transport": None,
+    }
+    if protocol == "redfish":
+        out["transport"] = transport or "https"
+        netloc = "[%s]" % parts.hostname if ":" in parts.hostname else parts.hostname
+        if port:
+            netloc = "%s:%d" % (netloc, port)
+        out["endpoint"] = "%s://%s" % (out["transport"], netloc)
+        path = parts.path.rstrip("/")
+        if path.strip("/") not in ("", "redfish/v1"):
+            out["system_id"] = path
+    else:
+        out["port"] = port or 623
+    return out
+
+
+def normalize_mac(value):
+    """'52-54-00-AA-bb-cc' or '52:54:00:aa:bb:cc' -> '52:54:00:aa:bb:cc'; ValueError otherwise."""
+    text = str(value or "").strip().lower().replace("-", ":")
+    if not _MAC_RE.match(text):
+        raise ValueError("%r is not a MAC address (six hex octets, e.g. 52:54:00:12:34:56)" % (value,))
+    return text
+
+
+def checksum_error(image):
+    """None when the image's checksum is usable, else why not."""
+    checksum = str(image.get("checksum") or "").strip()
+    kind = image.get("checksum_type") or "auto"
+    if image.get("format") == "live-iso":
+        return None
+    if not checksum:
+        return "has no checksum (a hex digest or the URL of a checksum file is required unless format is live-iso)"
+    if kind not in CHECKSUM_TYPES:
+        return "checksum_type=%r is not one of %s" % (kind, ", ".join(CHECKSUM_TYPES))
+    if checksum.startswith(("http://", "https://")):
+        return None
+    if not _HEX_RE.match(checksum):
+        return "checksum %r is neither a hex digest nor an http(s) URL of a checksum file" % checksum
+    expected = _HEX_LENGTHS.get(len(checksum))
+    if expected is None:
+        return "checksum has %d hex digits, which is no md5, sha256 or sha512 digest" % len(checksum)
+    if kind != "auto" and kind != expected:
+        return "checksum has %d hex digits (%s) but checksum_type is %s" % (len(checksum), expected, kind)
+    return None
+
+
+def normalize_hosts(hosts):
+    """Validate the host list; returns (normalized hosts, errors). Every problem is reported."""
+    errors = []
+    if not isinstance(hosts, list):
+        return [], ["metal3_hosts_list=%r must be a list of hosts" % (hosts,)]
+    out, seen_names, seen_macs, seen_bmcs = [], {}, {}, {}
+    for index, host in enumerate(hosts):
+        label = "metal3_hosts_list[%d]" % index
+        if not isinstance(host, dict):
+            errors.append("%s=%r must be a mapping (name, bmc, boot_mac, image, ...)" % (label, host))
+            continue
+        name = host.get("name")
+        if not isinstance(name, str) or not _NAME_RE.match(name):
+            errors.append("%s.name=%r is not a valid host name (lowercase letters, digits and '-', at most 63; "
+                          "it names the BareMetalHost and the Slurm node)" % (label, name))
+        else:
+            label = "host %s" % name
+            if name in seen_names:
+                errors.append("host name %r is used twice (%s and metal3_hosts_list[%d])" % (name, seen_names[name], index))
+            seen_names.setdefault(name, "metal3_hosts_list[%d]" % index)
+        norm = {"name": name, "online": bool(host.get("online", True))}
+
+        bmc = host.get("bmc")
+        if not isinstance(bmc, dict):
+            errors.append("%s: bmc=%r must be a mapping with address, username, password" % (label, bmc))
+            bmc = {}
+        try:
+            parsed = parse_bmc_address(bmc.get("address"))
+        except ValueError as exc:
+            errors.append("%s: %s" % (label, exc))
+            parsed = None
+        for field in ("username", "password"):
+            if not bmc.get(field):
+                errors.append("%s: bmc.%s is required" % (label, field))
+        if parsed:
+            where = parsed["address"]
+            if where in seen_bmcs:
+                errors.append("%s: BMC address %s is also used by %s" % (label, where, seen_bmcs[where]))
+            seen_bmcs.setdefault(where, label)
+        norm["bmc"] = dict(parsed or {}, username=str(bmc.get("username") or ""), password=str(bmc.get("password") or ""),
+                           disable_certificate_verification=bool(bmc.get("disable_certificate_verification", False)))
+
+        mac = host.get("boot_mac")
+        if mac in (None, ""):
+            if parsed and parsed["protocol"] == "ipmi":
+                errors.append("%s: boot_mac is required with an IPMI BMC (it cannot report the host's NICs)" % label)
+            norm["boot_mac"] = None
+        else:
+            try:
+                norm["boot_mac"] = normalize_mac(mac)
+            except ValueError as exc:
+                errors.append("%s: boot_mac %s" % (label, exc))
+                norm["boot_mac"] = None
+            else:
+                if norm["boot_mac"] in seen_macs:
+                    errors.append("%s: boot_mac %s is also used by %s" % (label, norm["boot_mac"], seen_macs[norm["boot_mac"]]))
+                seen_macs.setdefault(norm["boot_mac"], label)
+
+        mode = host.get("boot_mode", "UEFI")
+        if mode not in BOOT_MODES:
+            errors.append("%s: boot_mode=%r is not one of %s" % (label, mode, ", ".join(BOOT_MODES)))
+        elif mode == "UEFISecureBoot" and parsed and parsed["protocol"] == "ipmi":
+            errors.append("%s: boot_mode=UEFISecureBoot needs a Redfish BMC; IPMI cannot set secure boot" % label)
+        norm["boot_mode"] = mode
+
+        image = host.get("image")
+        if not isinstance(image, dict) or not image.get("url"):
+            errors.append("%s: image=%r must be a mapping with url and checksum" % (label, image))
+            image = {}
+        image = {"url": str(image.get("url") or ""), "checksum": str(image.get("checksum") or ""),
+                 "checksum_type": image.get("checksum_type") or "auto", "format": image.get("format") or "qcow2"}
+        if image["url"] and not image["url"].startswith(("http://", "https://")):
+            errors.append("%s: image.url=%r must be an http(s) URL Ironic can download" % (label, image["url"]))
+        if image["format"] not in IMAGE_FORMATS:
+            errors.append("%s: image.format=%r is not one of %s" % (label, image["format"], ", ".join(IMAGE_FORMATS)))
+        elif image["url"]:
+            problem = checksum_error(image)
+            if problem:
+                errors.append("%s: image %s %s" % (label, image["url"], problem))
+        norm["image"] = image
+
+        hints = host.get("root_device_hints") or {}
+        if not isinstance(hints, dict):
+            errors.append("%s: root_device_hints=%r must be a mapping" % (label, hints))
+            hints = {}
+        for key, value in sorted(hints.items()):
+            kind = ROOT_DEVICE_HINTS.get(key)
+            if kind is None:
+                errors.append("%s: root_device_hints.%s is not a Metal3 hint; allowed: %s"
+                              % (label, key, ", ".join(sorted(ROOT_DEVICE_HINTS))))
+            elif kind is int and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                errors.append("%s: root_device_hints.%s=%r must be a positive integer" % (label, key, value))
+            elif kind is not int and not isinstance(value, kind):
+                errors.append("%s: root_device_hints.%s=%r must be a %s" % (label, key, value, kind.__name__))
+        norm["root_device_hints"] = dict(hints)
+        norm["features"] = host.get("features", ["baremetal"])
+        errors.extend(feature_errors(norm["features"], "%s: features" % label))
+        out.append(norm)
+    return out, errors
+
+
+def credentials_secret_name(host):
+    return "%s-bmc-secret" % host["name"]
+
+
+def user_data_secret_name(host):
+    return "%s-user-data" % host["name"]
+
+
+def _b64(text):
+    return base64.b64encode(text.encode("utf-8")).decode("ascii")
+
+
+def labels(cluster_name):
+    return {"app.kubernetes.io/managed-by": "slime.hybrid", "slime.hybrid/cluster": cluster_name}
+
+
+def credentials_secret(host, namespace, cluster_name):
+    """The BMC credentials Secret (baremetal-operator reads keys username and password)."""
+    return {
+        "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+        "metadata": {"name": credentials_secret_name(host), "namespace": namespace, "labels": labels(cluster_name)},
+        "data": {"username": _b64(host["bmc"]["username"]), "password": _b64(host["bmc"]["password"])},
+    }
+
+
+def user_data_secret(host, namespace, cluster_name, user_data):
+    """The cloud-init Secret the BareMetalHost's spec.userData points at (key userData)."""
+    return {
+        "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+        "metadata": {"name": user_data_secret_name(host), "namespace": namespace, "labels": labels(cluster_name)},
+        "data": {"userData": _b64(user_data)},
+    }
+
+
+def bare_metal_host(host, namespace, cluster_name, provision=True):
+    """The BareMetalHost; provision=False leaves out image and userData (deprovisioned, powered off)."""
+    spec = {
+        "online": bool(host["online"]) and provision,
+        "bootMode": host["boot_mode"],
+        "bmc": {"address": host["bmc"]["address"], "credentialsName": credentials_secret_name(host),
+                "disableCertificateVerification": host["bmc"]["disable_certificate_verification"]},
+    }
+    if host.get("boot_mac"):
+        spec["bootMACAddress"] = host["boot_mac"]
+    if host.get("root_device_hints"):
+        spec["rootDeviceHints"] = dict(host["root_device_hints"])
+    if provision:
+        image = host["image"]
+        spec["image"] = {"url": image["url"], "format": image["format"]}
+        if image["checksum"]:
+            spec["image"].update(checksum=image["checksum"], checksumType=image["checksum_type"])
+        spec["userData"] = {"name": user_data_secret_name(host), "namespace": namespace}
+    else:
+        # null removes the fields in the merge patch: the operator deprovisions the host.
+        spec["image"] = None
+        spec["userData"] = None
+    return {
+        "apiVersion": "metal3.io/v1alpha1", "kind": "BareMetalHost",
+        "metadata": {"name": host["name"], "namespace": namespace, "labels": labels(cluster_name)},
+        "spec": spec,
+    }
+
+
+def ironic_node(host):
+    """The Ironic node baremetal-operator enrolls for a host (driver, driver_info, boot interface, port)."""
+    bmc = host["bmc"]
+    if bmc["protocol"] == "redfish":
+        info = {"redfish_address": bmc["endpoint"], "redfish_username": bmc["username"],
+                "redfish_password": bmc["password"]}
+        if bmc["system_id"]:
+            info["redfish_system_id"] = bmc["system_id"]
+        if bmc["disable_certificate_verification"]:
+            info["redfish_verify_ca"] = False
+    else:
+        info = {"ipmi_address": bmc["host"], "ipmi_port": str(bmc["port"]), "ipmi_username": bmc["username"],
+                "ipmi_password": bmc["password"], "ipmi_priv_level": "ADMINISTRATOR"}
+    boot_mode = "bios" if host["boot_mode"] == "legacy" else "uefi"
+    capabilities = "boot_mode:%s" % boot_mode
+    if host["boot_mode"] == "UEFISecureBoot":
+        capabilities += ",secure_boot:true"
+    node = {"name": host["name"], "driver": bmc["driver"], "driver_info": info,
+            "boot_interface": bmc["boot_interface"], "properties": {"capabilities": capabilities}, "ports": []}
+    if host.get("boot_mac"):
+        node["ports"].append({"address": host["boot_mac"]})
+    return node
+
+
+def stale_user_data(hosts, bare_metal_hosts, secrets, user_data):
+    """Names of hosts already provisioned whose stored userData differs from the new one.
+
+    bare_metal_hosts, secrets: the objects read from the cluster; user_data: {name: new text}."""
+    provisioned = set(obj["metadata"]["name"] for obj in bare_metal_hosts or []
+                      if ((obj.get("status") or {}).get("provisioning") or {}).get("state") == STATE_PROVISIONED)
+    stored = dict((obj["metadata"]["name"], (obj.get("data") or {}).get("userData", "")) for obj in secrets or [])
+    stale = []
+    for host in hosts:
+        old = stored.get(user_data_secret_name(host))
+        if host["name"] in provisioned and old is not None and old != _b64(user_data[host["name"]]):
+            stale.append(host["name"])
+    return stale
+
+
+def _state(obj):
+    return (((obj or {}).get("status") or {}).get("provisioning") or {}).get("state") or ""
+
+
+def host_failed(obj):
+    status = (obj or {}).get("status") or {}
+    return status.get("operationalStatus") == "error" or bool(status.get("errorType"))
+
+
+def host_progress(objects, names, wanted):
+    """Sort the named hosts into done (state in wanted), failed (Metal3 reports an error) and waiting."""
+    by_name = dict((obj["metadata"]["name"], obj) for obj in objects or [])
+    out = {"done": [], "failed": [], "waiting": []}
+    for name in names:
+        obj = by_name.get(name)
+        if obj is not None and _state(obj) in wanted and not host_failed(obj):
+            out["done"].append(name)
+        elif obj is not None and host_failed(obj):
+            out["failed"].append(name)
+        else:
+            out["waiting"].append(name)
+    return out
+
+
+def host_report(objects, names):
+    """One line per named host: 'node-0: provisioned', 'node-1: registering, error registration error: ...'."""
+    by_name = dict((obj["metadata"]["name"], obj) for obj in objects or [])
+    lines = []
+    for name in names:
+        obj = by_name.get(name)
+        if obj is None:
+            lines.append("%s: no BareMetalHost" % name)
+            continue
+        status = obj.get("status") or {}
+        line = "%s: %s" % (name, _state(obj) or "(no state yet)")
+        if status.get("poweredOn") is not None:
+            line += ", powered %s" % ("on" if status["poweredOn"] else "off")
+        if host_failed(obj):
+            line += ", error %s: %s" % (status.get("errorType") or "-", status.get("errorMessage") or "(no message)")
+        lines.append(line)
+    return lines

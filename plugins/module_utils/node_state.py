@@ -1,0 +1,93 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Draining and removing Slurm nodes without losing a job (scale-in).
+
+A drained node takes no new job and keeps running the ones it has; only when none is left
+is its dynamic node record deleted. Nothing here cancels or requeues a job.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.slime.hybrid.plugins.module_utils import scontrol
+
+STATES = ("drained", "absent", "resumed")
+_BUSY = ("ALLOCATED", "MIXED", "COMPLETING")
+
+
+def is_drain(record):
+    return "DRAIN" in scontrol.state_flags(record.get("State", ""))[1]
+
+
+def is_busy(record):
+    """Running or finishing a job (a node that is DRAINING rather than DRAINED)."""
+    base, flags = scontrol.state_flags(record.get("State", ""))
+    return base in _BUSY or "COMPLETING" in flags
+
+
+def plan(current, names, state):
+    """What to do for the named nodes: {"present", "missing", "drain", "resume", "delete"}."""
+    if state not in STATES:
+        raise ValueError("state=%r; allowed: %s" % (state, ", ".join(STATES)))
+    present = [name for name in names if name in current]
+    out = {"present": present, "missing": [name for name in names if name not in current],
+           "drain": [], "resume": [], "delete": []}
+    if state == "resumed":
+        out["resume"] = [name for name in present if is_drain(current[name])]
+    else:
+        out["drain"] = [name for name in present if not is_drain(current[name])]
+        if state == "absent":
+            out["delete"] = list(present)
+    return out
+
+
+def drain_command(names, reason):
+    return ["update", "NodeName=%s" % ",".join(names), "State=DRAIN", "Reason=%s" % reason]
+
+
+def resume_command(names):
+    return ["update", "NodeName=%s" % ",".join(names), "State=RESUME"]
+
+
+def delete_command(names):
+    return ["delete", "NodeName=%s" % ",".join(names)]
+
+
+def busy_nodes(current, names):
+    return [name for name in names if name in current and is_busy(current[name])]
+
+
+def parse_jobs(text):
+    """`squeue -h -o '%i|%T|%N'` output -> [{"id", "state", "nodes"}]."""
+    jobs = []
+    for line in (text or "").splitlines():
+        parts = line.strip().split("|")
+        if len(parts) == 3 and parts[0]:
+            jobs.append({"id": parts[0], "state": parts[1], "nodes": parts[2]})
+    return jobs
+
+
+def timeout_message(busy, jobs, timeout):
+    running = ", ".join("%s (%s on %s)" % (job["id"], job["state"], job["nodes"]) for job in jobs) or "unknown jobs"
+    names = ",".join(busy)
+    return ("%s still running job(s) after %ds: %s. The node(s) stay drained and their hosts stay provisioned; "
+            "wait and run again, or undo with: scontrol update NodeName=%s State=RESUME" % (names, timeout, running, names))
+
+
+def diff_text(current, names, state, planned):
+    before, after = [], []
+    for name in names:
+        record = current.get(name)
+        now = record.get("State", "?") if record else "(absent)"
+        before.append("%s State=%s" % (name, now))
+        if name in planned["delete"]:
+            after.append("%s (absent)" % name)
+        elif name in planned["drain"]:
+            after.append("%s State=%s+DRAIN" % (name, now))
+        elif name in planned["resume"]:
+            after.append("%s State=%s" % (name, now.replace("+DRAIN", "")))
+        else:
+            after.append("%s State=%s" % (name, now))
+    return "\n".join(before) + "\n", "\n".join(after) + "\n"

@@ -1,0 +1,193 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: slurm_node_state
+short_description: Drain Slurm nodes, wait for their jobs, and remove their dynamic node records
+version_added: 0.2.0
+description:
+  - Scale-in without losing a job. O(state=drained) sets C(State=DRAIN) on the nodes (one C(scontrol update)
+    for all of them), so they take no new job, and waits until none of them runs a job any more.
+    Running jobs are never cancelled or requeued.
+  - O(state=absent) does the same, then deletes the nodes' dynamic node records (C(scontrol delete)).
+    Stop slurmd on the hosts between the two (playbooks/scale_in.yml does), or it registers again.
+  - O(state=resumed) clears the drain (undo).
+  - When the jobs do not finish within O(timeout), the module fails naming the nodes and their jobs, and leaves
+    the nodes drained.
+  - Nodes slurmctld does not know are already absent; they are reported in RV(missing).
+  - C(scontrol)/C(squeue) run on the host the module runs on; delegate it to a host that reaches slurmctld.
+options:
+  names:
+    description: Slurm node names.
+    type: list
+    elements: str
+    required: true
+  state:
+    description: Wanted state.
+    type: str
+    choices: [drained, absent, resumed]
+    default: drained
+  reason:
+    description: Drain reason recorded by slurmctld.
+    type: str
+    default: slime.hybrid scale-in
+  wait:
+    description: Wait until the nodes run no job (always done before a delete).
+    type: bool
+    default: true
+  timeout:
+    description: Seconds to wait for running jobs to finish.
+    type: int
+    default: 3600
+  poll:
+    description: Seconds between two reads of the node states.
+    type: int
+    default: 5
+  scontrol:
+    description: Path of scontrol.
+    type: str
+    default: scontrol
+  squeue:
+    description: Path of squeue (names the jobs in a timeout message).
+    type: str
+    default: squeue
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: In check mode the module reports which nodes it would drain, resume or delete, and does not wait.
+  diff_mode:
+    support: full
+  platform:
+    platforms: posix
+author:
+  - slime.hybrid contributors (@slime-hpc)
+"""
+
+EXAMPLES = r"""
+- name: Drain bm-7, wait for its jobs, remove its node record
+  slime.hybrid.slurm_node_state:
+    names: [bm-7]
+    state: absent
+    timeout: 7200
+  delegate_to: "{{ groups['slurm_baremetal'][0] }}"
+"""
+
+RETURN = r"""
+drained:
+  description: Nodes this run set to DRAIN.
+  type: list
+  elements: str
+  returned: always
+resumed:
+  description: Nodes this run resumed.
+  type: list
+  elements: str
+  returned: always
+deleted:
+  description: Nodes whose records this run deleted.
+  type: list
+  elements: str
+  returned: always
+missing:
+  description: Named nodes slurmctld does not know.
+  type: list
+  elements: str
+  returned: always
+waited:
+  description: Seconds spent waiting for running jobs.
+  type: float
+  returned: always
+jobs:
+  description: Jobs that were running on the nodes when the wait began (id, state, nodes).
+  type: list
+  elements: dict
+  returned: always
+"""
+
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.slime.hybrid.plugins.module_utils import node_state, scontrol
+
+
+def run(module, binary, args):
+    rc, out, err = module.run_command([module.params[binary]] + args)
+    if rc != 0:
+        module.fail_json(msg="%s %s failed (rc=%d): %s" % (binary, " ".join(args), rc, (err or out).strip()),
+                         rc=rc, stderr=err, stdout=out)
+    return out
+
+
+def read_nodes(module):
+    return scontrol.parse_nodes(run(module, "scontrol", ["show", "node", "--oneliner"]))
+
+
+def read_jobs(module, names):
+    return node_state.parse_jobs(run(module, "squeue", ["-h", "-w", ",".join(names), "-o", "%i|%T|%N"]))
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            names=dict(type="list", elements="str", required=True),
+            state=dict(type="str", choices=list(node_state.STATES), default="drained"),
+            reason=dict(type="str", default="slime.hybrid scale-in"),
+            wait=dict(type="bool", default=True),
+            timeout=dict(type="int", default=3600),
+            poll=dict(type="int", default=5),
+            scontrol=dict(type="str", default="scontrol"),
+            squeue=dict(type="str", default="squeue"),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    names = params["names"]
+    current = read_nodes(module)
+    planned = node_state.plan(current, names, params["state"])
+    changed = bool(planned["drain"] or planned["resume"] or planned["delete"])
+    result = dict(changed=changed, drained=planned["drain"], resumed=planned["resume"], deleted=planned["delete"],
+                  missing=planned["missing"], waited=0.0, jobs=[])
+    if module._diff:
+        before, after = node_state.diff_text(current, names, params["state"], planned)
+        result["diff"] = dict(before=before, after=after)
+    if module.check_mode:
+        module.exit_json(**result)
+
+    if planned["resume"]:
+        run(module, "scontrol", node_state.resume_command(planned["resume"]))
+    if planned["drain"]:
+        run(module, "scontrol", node_state.drain_command(planned["drain"], params["reason"]))
+
+    if params["state"] != "resumed" and (params["wait"] or planned["delete"]):
+        busy = node_state.busy_nodes(current, planned["present"]) or node_state.busy_nodes(read_nodes(module), planned["present"])
+        if busy:
+            result["jobs"] = read_jobs(module, busy)
+        started = time.time()
+        while busy:
+            if time.time() - started >= params["timeout"]:
+                result["waited"] = round(time.time() - started, 1)
+                module.fail_json(msg=node_state.timeout_message(busy, read_jobs(module, busy), params["timeout"]), **result)
+            time.sleep(max(1, params["poll"]))
+            busy = node_state.busy_nodes(read_nodes(module), planned["present"])
+        result["waited"] = round(time.time() - started, 1)
+
+    if planned["delete"]:
+        run(module, "scontrol", node_state.delete_command(planned["delete"]))
+        left = [name for name in planned["delete"] if name in read_nodes(module)]
+        if left:
+            module.fail_json(msg="slurmctld still lists %s after the delete" % ", ".join(left), **result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

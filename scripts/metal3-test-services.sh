@@ -1,0 +1,425 @@
+#!/usr/bin/env bash
+# Test doubles for the Metal3 side of slime.hybrid, on this host, without KVM:
+#   - sushy-tools' Redfish emulator with its FAKE systems driver (no libvirt), HTTP basic
+#     auth, on 127.0.0.1:$METAL3_REDFISH_PORT (plain HTTP, three systems) and
+#     127.0.0.1:$METAL3_REDFISH_TLS_PORT (HTTPS with a self-signed certificate, one system);
+#   - a fake IPMI BMC (pyghmi's server side, tests/integration/metal3/fake_ipmi_bmc.py) on
+#     UDP 127.0.0.1:$METAL3_IPMI_PORT;
+#   - a standalone Ironic from Debian's packages (the all-in-one `ironic` command: API and
+#     conductor in one process, rpc_transport=none), noauth, sqlite, on 127.0.0.1:$METAL3_IRONIC_PORT.
+#
+# Usage: scripts/metal3-test-services.sh up|down|status
+#   up      install what is missing (apt: ironic-api ironic-conductor; pip: sushy-tools and
+#           pyghmi into their own venv), start what is not running, wait until it answers, write
+#           $cache/endpoints.json (addresses, systems, test credentials) for the tests
+#   down    stop what `up` started (pid files under $cache/run) and nothing else
+#   status  say what runs
+#
+# Idempotent; everything lives under ${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/metal3
+# (logs in logs/). Run as root on Debian 12 (no systemd needed: the package scripts are
+# kept from starting services, and the processes run in the background here).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/metal3
+venv=$cache/venv
+run=$cache/run
+logs=$cache/logs
+SUSHY_TOOLS_VERSION=${SUSHY_TOOLS_VERSION:-2.2.0}
+PYGHMI_VERSION=${PYGHMI_VERSION:-1.6.19}
+REDFISH_PORT=${METAL3_REDFISH_PORT:-8001}
+REDFISH_TLS_PORT=${METAL3_REDFISH_TLS_PORT:-8002}
+IRONIC_PORT=${METAL3_IRONIC_PORT:-6385}
+IPMI_PORT=${METAL3_IPMI_PORT:-6230}
+IPMI_POWER=on
+ADDR=127.0.0.1
+BMC_USER="admin"
+
+log() { echo "metal3-test-services: $*"; }
+die() { echo "metal3-test-services: ERROR: $*" >&2; exit 1; }
+
+# Fixed systems of the fake driver: uuid name power_state mac (the TLS emulator gets the last).
+SYSTEMS=(
+  "4c0a4f3e-5a1b-4b8e-9d5e-000000000001 bm-redfish-0 On 52:54:00:6c:3c:01"
+  "4c0a4f3e-5a1b-4b8e-9d5e-000000000002 bm-redfish-1 Off 52:54:00:6c:3c:02"
+  "4c0a4f3e-5a1b-4b8e-9d5e-000000000003 bm-redfish-2 Off 52:54:00:6c:3c:03"
+)
+TLS_SYSTEM="4c0a4f3e-5a1b-4b8e-9d5e-000000000010 bm-redfish-tls On 52:54:00:6c:3c:10"
+
+# --- helpers ------------------------------------------------------------------------
+# True when something accepts TCP connections on $ADDR:$1.
+port_open() { (exec 3<>"/dev/tcp/$ADDR/$1") 2>/dev/null; }
+udp_bound() { [ -n "$(ss -Hlun "sport = :$1" 2>/dev/null)" ]; }
+
+# The pid recorded for service $1 if that process is alive and still the one we started
+# (its command line contains the marker recorded beside the pid).
+live_pid() {
+  local pidf=$run/$1.pid pid marker
+  [ -f "$pidf" ] || return 1
+  read -r pid marker <"$pidf" || true
+  [ -n "${pid:-}" ] && [ -r "/proc/$pid/cmdline" ] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$marker" || return 1
+  echo "$pid"
+}
+
+# start NAME MARKER CMD...: run CMD in its own session (so `down` can stop its whole
+# process group), output to logs/NAME.log, pid + marker to run/NAME.pid.
+start() {
+  local name=$1 marker=$2; shift 2
+  setsid "$@" >>"$logs/$name.log" 2>&1 </dev/null &
+  echo "$! $marker" >"$run/$name.pid"
+}
+
+# wait_http NAME URL SECONDS [CURL-ARGS...]: until URL answers 2xx; on timeout show the log.
+wait_http() {
+  local name=$1 url=$2 secs=$3; shift 3
+  local deadline=$((SECONDS + secs))
+  until curl -fsS -o /dev/null -m 3 "$@" "$url" 2>/dev/null; do
+    if ! live_pid "$name" >/dev/null; then
+      tail -n 30 "$logs/$name.log" >&2 || true
+      die "$name exited while starting (log: $logs/$name.log)"
+    fi
+    if [ $SECONDS -ge $deadline ]; then
+      tail -n 30 "$logs/$name.log" >&2 || true
+      die "$name does not answer on $url after $secs s (log: $logs/$name.log)"
+    fi
+    sleep 0.5
+  done
+}
+
+stop() {
+  local name=$1 pid
+  if pid=$(live_pid "$name"); then
+    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 40); do
+      [ -d "/proc/$pid" ] || break
+      sleep 0.25
+    done
+    if [ -d "/proc/$pid" ]; then kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true; fi
+    log "stopped $name (pid $pid)"
+  fi
+  rm -f "$run/$name.pid"
+}
+
+# --- installation -------------------------------------------------------------------
+install_apt() {
+  local need=() pkg
+  for pkg in ironic-api ironic-conductor ipmitool curl openssl iproute2 python3-venv; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
+  done
+  [ ${#need[@]} -eq 0 ] && return 0
+  log "apt-get install ${need[*]} (log: $logs/apt.log)"
+  # The maintainer scripts of ironic-*, tftpd-hpa, xinetd, open-iscsi... would start their
+  # services through invoke-rc.d: a policy-rc.d that answers 101 keeps them stopped (ours run
+  # in the background below). Only remove it if we put it there.
+  local policy=/usr/sbin/policy-rc.d ours=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\n# slime.hybrid metal3-test-services: no service starts during apt-get\nexit 101\n' >"$policy"
+    chmod 755 "$policy"
+    ours=1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  local rc=0
+  {
+    apt-get update -q &&
+    apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 "${need[@]}"
+  } >>"$logs/apt.log" 2>&1 || rc=$?
+  [ $ours -eq 1 ] && rm -f "$policy"
+  [ $rc -eq 0 ] || { tail -n 20 "$logs/apt.log" >&2; die "apt-get install ${need[*]} failed (log: $logs/apt.log)"; }
+}
+
+install_emulators() {
+  local stamp=$venv/.versions want="sushy-tools==$SUSHY_TOOLS_VERSION pyghmi==$PYGHMI_VERSION"
+  [ -x "$venv/bin/sushy-emulator" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && return 0
+  log "pip install $want into $venv (log: $logs/pip.log)"
+  # Debian's python3 (not a pyenv shim on PATH): the venv must outlive whatever PATH says.
+  [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv" >>"$logs/pip.log" 2>&1 \
+    || die "cannot create $venv (python3-venv missing?)"
+  # shellcheck disable=SC2086
+  "$venv/bin/pip" install -q $want >>"$logs/pip.log" 2>&1 \
+    || { tail -n 20 "$logs/pip.log" >&2; die "pip install $want failed"; }
+  echo "$want" >"$stamp"
+}
+
+# --- configuration ------------------------------------------------------------------
+# The BMC password of the emulators: random once, kept (0600) so the tests can read it.
+password() {
+  local f=$cache/credentials
+  if [ ! -s "$f" ]; then
+    (umask 077; printf '%s\n' "bmc-$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$f")
+  fi
+  head -n1 "$f"
+}
+
+# python literal of the fake systems given as "uuid name power mac" lines
+systems_literal() {
+  local line uuid name power mac
+  echo "["
+  for line in "$@"; do
+    read -r uuid name power mac <<<"$line"
+    printf "    {'uuid': '%s', 'name': '%s', 'power_state': '%s', 'external_notifier': False,\n     'nics': [{'mac': '%s', 'ip': '192.0.2.%d'}]},\n" \
+      "$uuid" "$name" "$power" "$mac" "$((16#${mac##*:}))"
+  done
+  echo "]"
+}
+
+write_sushy_config() {
+  local dir=$cache/sushy pw
+  mkdir -p "$dir"
+  pw=$(password)
+  # htpasswd with a bcrypt digest (the only kind sushy-tools accepts); bcrypt comes with it.
+  if [ ! -s "$dir/htpasswd" ] || ! SLIME_BMC_PW=$pw "$venv/bin/python" - "$dir/htpasswd" "$BMC_USER" <<'PY'
+import os, sys, bcrypt
+path, user = sys.argv[1], sys.argv[2]
+pw = os.environ["SLIME_BMC_PW"].encode()
+for line in open(path):
+    u, _, h = line.strip().partition(":")
+    if u == user and bcrypt.checkpw(pw, h.encode()):
+        sys.exit(0)
+sys.exit(1)
+PY
+  then
+    SLIME_BMC_PW=$pw "$venv/bin/python" - "$dir/htpasswd" "$BMC_USER" <<'PY'
+import os, sys, bcrypt
+path, user = sys.argv[1], sys.argv[2]
+pw = os.environ["SLIME_BMC_PW"].encode()
+fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+with os.fdopen(fd, "w") as f:
+    f.write("%s:%s\n" % (user, bcrypt.hashpw(pw, bcrypt.gensalt(rounds=4)).decode()))
+os.replace(path + ".tmp", path)
+PY
+  fi
+  local name port systems
+  for name in redfish redfish-tls; do
+    if [ "$name" = redfish ]; then port=$REDFISH_PORT; systems=$(systems_literal "${SYSTEMS[@]}")
+    else port=$REDFISH_TLS_PORT; systems=$(systems_literal "$TLS_SYSTEM"); fi
+    cat >"$dir/$name.conf" <<EOF
+# sushy-emulator configuration (a Python file) written by scripts/metal3-test-services.sh
+SUSHY_EMULATOR_LISTEN_IP = '$ADDR'
+SUSHY_EMULATOR_LISTEN_PORT = $port
+SUSHY_EMULATOR_AUTH_FILE = '$dir/htpasswd'
+SUSHY_EMULATOR_FAKE_DRIVER = True
+SUSHY_EMULATOR_STATE_DIR = '$dir/state-$name'
+SUSHY_EMULATOR_FAKE_SYSTEMS = $systems
+EOF
+    if [ "$name" = redfish-tls ]; then
+      cat >>"$dir/$name.conf" <<EOF
+SUSHY_EMULATOR_SSL_CERT = '$dir/tls.crt'
+SUSHY_EMULATOR_SSL_KEY = '$dir/tls.key'
+EOF
+    fi
+  done
+  if [ ! -s "$dir/tls.crt" ]; then
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=slime-test-bmc" \
+      -addext "subjectAltName=IP:$ADDR" -keyout "$dir/tls.key" -out "$dir/tls.crt" >>"$logs/openssl.log" 2>&1 \
+      || die "openssl could not make the test certificate (log: $logs/openssl.log)"
+    chmod 600 "$dir/tls.key"
+  fi
+}
+
+write_ironic_config() {
+  local dir=$cache/ironic
+  mkdir -p "$dir/locks" "$dir/images" "$dir/master_images" "$dir/httpboot" "$dir/tftpboot"
+  cat >"$dir/ironic.conf" <<EOF
+# Standalone Ironic for the slime.hybrid tests, written by scripts/metal3-test-services.sh.
+# Interfaces as Metal3's ironic-image enables them, minus what needs a network or DHCP here.
+[DEFAULT]
+auth_strategy = noauth
+rpc_transport = none
+host = slime-test-conductor
+enabled_hardware_types = redfish,ipmi,fake-hardware
+enabled_power_interfaces = redfish,ipmitool,fake
+enabled_management_interfaces = redfish,ipmitool,fake
+enabled_boot_interfaces = ipxe,redfish-virtual-media,fake
+enabled_deploy_interfaces = direct,fake
+default_deploy_interface = direct
+enabled_inspect_interfaces = no-inspect,redfish,fake
+enabled_network_interfaces = noop
+default_network_interface = noop
+enabled_vendor_interfaces = no-vendor,ipmitool,redfish,fake
+enabled_bios_interfaces = no-bios,redfish,fake
+enabled_raid_interfaces = no-raid,redfish,fake
+enabled_console_interfaces = no-console,fake
+enabled_rescue_interfaces = no-rescue,fake
+enabled_firmware_interfaces = no-firmware,fake
+log_file = $logs/ironic-service.log
+use_stderr = false
+debug = false
+tempdir = $dir
+[api]
+host_ip = $ADDR
+port = $IRONIC_PORT
+api_workers = 1
+[conductor]
+automated_clean = false
+sync_power_state_interval = 10
+heartbeat_interval = 5
+[database]
+connection = sqlite:///$dir/ironic.sqlite
+[dhcp]
+dhcp_provider = none
+[deploy]
+http_root = $dir/httpboot
+http_url = http://$ADDR:8088
+[pxe]
+tftp_root = $dir/tftpboot
+tftp_master_path = $dir/tftpboot/master_images
+images_path = $dir/images
+instance_master_path = $dir/master_images
+[redfish]
+connection_attempts = 2
+connection_retry_interval = 1
+[ipmi]
+command_retry_timeout = 10
+min_command_interval = 1
+[oslo_concurrency]
+lock_path = $dir/locks
+EOF
+}
+
+# --- services -----------------------------------------------------------------------
+up_emulator() {
+  local name=$1 port=$2 scheme=http curlargs=()
+  [ "$name" = redfish-tls ] && { scheme=https; curlargs=(-k); }
+  if live_pid "$name" >/dev/null; then
+    log "$name already running (pid $(live_pid "$name"))"
+  else
+    port_open "$port" && die "$ADDR:$port is taken by another process; set METAL3_REDFISH_PORT/METAL3_REDFISH_TLS_PORT"
+    rm -rf "$cache/sushy/state-$name"   # fresh power states each start
+    start "$name" "$cache/sushy/$name.conf" "$venv/bin/sushy-emulator" --config "$cache/sushy/$name.conf"
+    wait_http "$name" "$scheme://$ADDR:$port/redfish/v1/Systems" 30 "${curlargs[@]}" -u "$BMC_USER:$(password)"
+    log "$name up on $scheme://$ADDR:$port"
+  fi
+}
+
+up_ironic() {
+  local dir=$cache/ironic
+  if live_pid ironic >/dev/null; then
+    log "ironic already running (pid $(live_pid ironic))"; return
+  fi
+  port_open "$IRONIC_PORT" && die "$ADDR:$IRONIC_PORT is taken by another process; set METAL3_IRONIC_PORT"
+  command -v ironic >/dev/null || die "/usr/bin/ironic (all-in-one API + conductor) not found; is ironic-common installed?"
+  # A fresh database each start: the tests enroll nodes of their own.
+  rm -f "$dir/ironic.sqlite"
+  ironic-dbsync --config-file "$dir/ironic.conf" create_schema >>"$logs/ironic-dbsync.log" 2>&1 \
+    || { tail -n 20 "$logs/ironic-dbsync.log" >&2; die "ironic-dbsync create_schema failed (log: $logs/ironic-dbsync.log)"; }
+  # Without REQUESTS_CA_BUNDLE/CURL_CA_BUNDLE: requests lets them override a session's
+  # verify=False (psf/requests#3829), and Debian's sushy 4.3 sets verify only on the session,
+  # so redfish_verify_ca=False (Metal3's disableCertificateVerification) would be ignored.
+  start ironic "$dir/ironic.conf" env -u REQUESTS_CA_BUNDLE -u CURL_CA_BUNDLE ironic --config-file "$dir/ironic.conf"
+  wait_http ironic "http://$ADDR:$IRONIC_PORT/v1" 90
+  # The API answers before the conductor has registered its hardware types.
+  local deadline=$((SECONDS + 60))
+  until curl -fsS -m 3 -H "X-OpenStack-Ironic-API-Version: latest" "http://$ADDR:$IRONIC_PORT/v1/drivers" 2>/dev/null | grep -q '"redfish"'; do
+    [ $SECONDS -lt $deadline ] || { tail -n 30 "$logs/ironic-service.log" >&2 || true; die "ironic lists no redfish driver after 60 s (log: $logs/ironic-service.log)"; }
+    live_pid ironic >/dev/null || { tail -n 30 "$logs/ironic.log" "$logs/ironic-service.log" >&2 || true; die "ironic exited while starting"; }
+    sleep 0.5
+  done
+  log "ironic up on http://$ADDR:$IRONIC_PORT (API and conductor in one process, noauth, sqlite)"
+}
+
+up_ipmi() {
+  local script=$here/tests/integration/metal3/fake_ipmi_bmc.py
+  if live_pid ipmi >/dev/null; then
+    log "ipmi already running (pid $(live_pid ipmi))"; return
+  fi
+  udp_bound "$IPMI_PORT" && die "UDP $ADDR:$IPMI_PORT is taken by another process; set METAL3_IPMI_PORT"
+  [ -f "$script" ] || die "$script not found"
+  password >/dev/null
+  start ipmi "$script" "$venv/bin/python" "$script" --address "$ADDR" --port "$IPMI_PORT" \
+    --user "$BMC_USER" --password-file "$cache/credentials" --power "$IPMI_POWER"
+  # Ready when ipmitool (what Ironic's ipmi driver runs) gets a session; -E: password from env.
+  local deadline=$((SECONDS + 20))
+  until IPMI_PASSWORD=$(password) ipmitool -I lanplus -H "$ADDR" -p "$IPMI_PORT" -U "$BMC_USER" -E -N 1 -R 1 \
+      power status >/dev/null 2>&1; do
+    live_pid ipmi >/dev/null || { tail -n 20 "$logs/ipmi.log" >&2 || true; die "the fake IPMI BMC exited (log: $logs/ipmi.log)"; }
+    [ $SECONDS -lt $deadline ] || die "the fake IPMI BMC gives no session after 20 s (log: $logs/ipmi.log)"
+    sleep 0.5
+  done
+  log "ipmi up on ipmi://$ADDR:$IPMI_PORT (UDP)"
+}
+
+# A port on $ADDR nothing listens on: the "unreachable BMC".
+closed_port() {
+  local p
+  for p in 9 19 29 39 49; do port_open "$p" || { echo "$p"; return; }; done
+  die "no closed port found among 9 19 29 39 49"
+}
+
+write_endpoints() {
+  local closed pw
+  closed=$(closed_port)
+  pw=$(password)
+  (umask 077; "$venv/bin/python" - "$cache/endpoints.json" <<EOF
+import json, sys
+systems = []
+for line in """$(printf '%s\n' "${SYSTEMS[@]}")""".splitlines():
+    uuid, name, power, mac = line.split()
+    systems.append({"uuid": uuid, "name": name, "power_state": power, "macs": [mac],
+                    "system_id": "/redfish/v1/Systems/" + uuid})
+uuid, name, power, mac = "$TLS_SYSTEM".split()
+tls = {"uuid": uuid, "name": name, "power_state": power, "macs": [mac], "system_id": "/redfish/v1/Systems/" + uuid}
+data = {
+    "redfish": {"endpoint": "http://$ADDR:$REDFISH_PORT", "host": "$ADDR", "port": $REDFISH_PORT, "systems": systems},
+    "redfish_tls": {"endpoint": "https://$ADDR:$REDFISH_TLS_PORT", "host": "$ADDR", "port": $REDFISH_TLS_PORT,
+                    "ca_file": "$cache/sushy/tls.crt", "systems": [tls]},
+    "username": "$BMC_USER",
+    "password": "$pw",
+    "closed_port": $closed,
+    "ipmi": {"address": "ipmi://$ADDR:$IPMI_PORT", "host": "$ADDR", "port": $IPMI_PORT, "power_state": "$IPMI_POWER"},
+    "ironic": {"url": "http://$ADDR:$IRONIC_PORT"},
+    "logs": "$logs",
+}
+with open(sys.argv[1] + ".tmp", "w") as f:
+    json.dump(data, f, indent=2)
+import os
+os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+EOF
+  )
+}
+
+cmd_up() {
+  [ "$(id -u)" = 0 ] || die "run as root (apt-get)"
+  mkdir -p "$cache" "$run" "$logs"
+  install_apt
+  install_emulators
+  write_sushy_config
+  write_ironic_config
+  up_emulator redfish "$REDFISH_PORT"
+  up_emulator redfish-tls "$REDFISH_TLS_PORT"
+  up_ipmi
+  up_ironic
+  write_endpoints
+  log "ok; endpoints and test credentials in $cache/endpoints.json"
+}
+
+cmd_down() {
+  local name
+  for name in ironic ipmi redfish-tls redfish; do stop "$name"; done
+  log "down"
+}
+
+cmd_status() {
+  local name pid rc=0 url
+  for name in redfish redfish-tls ipmi ironic; do
+    case $name in
+      redfish) url=http://$ADDR:$REDFISH_PORT ;;
+      redfish-tls) url=https://$ADDR:$REDFISH_TLS_PORT ;;
+      ipmi) url=ipmi://$ADDR:$IPMI_PORT ;;
+      ironic) url=http://$ADDR:$IRONIC_PORT ;;
+    esac
+    if pid=$(live_pid "$name"); then
+      printf '%-12s running  pid %-7s %s\n' "$name" "$pid" "$url"
+    else
+      printf '%-12s stopped\n' "$name"; rc=3
+    fi
+  done
+  return $rc
+}
+
+case ${1:-} in
+  up) cmd_up ;;
+  down) cmd_down ;;
+  status) cmd_status ;;
+  *) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+esac

@@ -1,0 +1,170 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Metal3 host validation and the objects derived from a host (module_utils/metal3.py)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import base64
+import copy
+
+import pytest
+
+from ansible_collections.slime.hybrid.plugins.module_utils import metal3
+
+GOOD = {
+    "name": "node-0",
+    "bmc": {"address": "redfish+http://192.168.111.1:8000/redfish/v1/Systems/abc", "username": "admin",
+            "password": "s3cret"},
+    "boot_mac": "00:5C:52:31:3A:9C",
+    "image": {"url": "http://172.22.0.1/images/img.qcow2", "checksum": "http://172.22.0.1/images/img.qcow2.sha256sum"},
+}
+
+
+def host(**changes):
+    out = copy.deepcopy(GOOD)
+    for key, value in changes.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key].update(value)
+        else:
+            out[key] = value
+    return out
+
+
+@pytest.mark.parametrize("address, driver, boot, endpoint, system", [
+    ("redfish://10.0.0.1/redfish/v1/Systems/1", "redfish", "ipxe", "https://10.0.0.1", "/redfish/v1/Systems/1"),
+    ("redfish+http://10.0.0.1:8000/redfish/v1/Systems/x", "redfish", "ipxe", "http://10.0.0.1:8000", "/redfish/v1/Systems/x"),
+    ("redfish+https://bmc.example.com/redfish/v1/", "redfish", "ipxe", "https://bmc.example.com", None),
+    ("redfish-virtualmedia://10.0.0.1/redfish/v1/Systems/1", "redfish", "redfish-virtual-media", "https://10.0.0.1",
+     "/redfish/v1/Systems/1"),
+    ("redfish-virtualmedia+http://[fd00::1]:8000/redfish/v1/Systems/1", "redfish", "redfish-virtual-media",
+     "http://[fd00::1]:8000", "/redfish/v1/Systems/1"),
+])
+def test_parse_redfish(address, driver, boot, endpoint, system):
+    parsed = metal3.parse_bmc_address(address)
+    assert (parsed["driver"], parsed["boot_interface"], parsed["endpoint"], parsed["system_id"]) == (driver, boot, endpoint, system)
+    assert parsed["protocol"] == "redfish"
+
+
+def test_parse_ipmi_default_port():
+    parsed = metal3.parse_bmc_address("ipmi://192.168.111.1")
+    assert (parsed["driver"], parsed["host"], parsed["port"], parsed["endpoint"]) == ("ipmi", "192.168.111.1", 623, None)
+    assert metal3.parse_bmc_address("ipmi://192.168.111.1:6230")["port"] == 6230
+
+
+@pytest.mark.parametrize("address, message", [
+    ("idrac://10.0.0.1", "BMC driver 'idrac'"),
+    ("10.0.0.1", "has no scheme"),
+    ("ipmi+http://10.0.0.1", "ipmi takes no +transport"),
+    ("redfish+ftp://10.0.0.1/redfish/v1/Systems/1", "transport 'ftp'"),
+    ("redfish://:8000/redfish/v1/Systems/1", "has no host"),
+    ("redfish://10.0.0.1:99999/redfish/v1", "invalid port"),
+])
+def test_parse_refuses(address, message):
+    with pytest.raises(ValueError) as exc:
+        metal3.parse_bmc_address(address)
+    assert message in str(exc.value)
+    assert "allowed" in str(exc.value) or "transport" in str(exc.value) or "host" in str(exc.value) or "port" in str(exc.value)
+
+
+def test_normalize_good_host():
+    hosts, errors = metal3.normalize_hosts([GOOD])
+    assert errors == []
+    (norm,) = hosts
+    assert norm["boot_mac"] == "00:5c:52:31:3a:9c"
+    assert norm["boot_mode"] == "UEFI" and norm["features"] == ["baremetal"] and norm["online"] is True
+    assert norm["image"]["checksum_type"] == "auto" and norm["image"]["format"] == "qcow2"
+
+
+@pytest.mark.parametrize("hosts, message", [
+    ([host(name="Node_0")], "name='Node_0' is not a valid host name"),
+    ([GOOD, host(bmc={"address": "redfish+http://192.168.111.1:8000/redfish/v1/Systems/other"}, boot_mac="00:5c:52:31:3a:9d")],
+     "host name 'node-0' is used twice"),
+    ([host(boot_mac="00:5c:52:31:3a")], "boot_mac '00:5c:52:31:3a' is not a MAC address"),
+    ([host(image={"url": "http://x/img.qcow2", "checksum": ""})], "image http://x/img.qcow2 has no checksum"),
+    ([host(image={"checksum": "abc123"})], "6 hex digits"),
+    ([host(image={"checksum": "d41d8cd98f00b204e9800998ecf8427e", "checksum_type": "sha256"})], "(md5) but checksum_type is sha256"),
+    ([host(image={"checksum_type": "crc32"})], "checksum_type='crc32'"),
+    ([host(image={"format": "iso"})], "image.format='iso'"),
+    ([host(image={"url": "file:///img"})], "must be an http(s) URL"),
+    ([host(bmc={"address": "idrac://10.0.0.1"})], "BMC driver 'idrac'"),
+    ([host(bmc={"password": ""})], "bmc.password is required"),
+    ([host(bmc={"address": "ipmi://10.0.0.1"}, boot_mac=None)], "boot_mac is required with an IPMI BMC"),
+    ([host(bmc={"address": "ipmi://10.0.0.1"}, boot_mode="UEFISecureBoot")], "UEFISecureBoot needs a Redfish BMC"),
+    ([host(boot_mode="uefi")], "boot_mode='uefi' is not one of UEFI, UEFISecureBoot, legacy"),
+    ([host(root_device_hints={"size": 10})], "root_device_hints.size is not a Metal3 hint"),
+    ([host(root_device_hints={"minSizeGigabytes": "10"})], "must be a positive integer"),
+    ([host(features=["gpu,a100"])], "'gpu,a100' is not a valid Slurm feature name"),
+    ([GOOD, host(name="node-1")], "boot_mac 00:5c:52:31:3a:9c is also used by host node-0"),
+    ("node-0", "must be a list"),
+    (["node-0"], "must be a mapping"),
+])
+def test_normalize_refuses(hosts, message):
+    errors = metal3.normalize_hosts(hosts)[1]
+    assert any(message in error for error in errors), errors
+
+
+def test_errors_are_all_reported():
+    errors = metal3.normalize_hosts([host(boot_mac="zz", boot_mode="bios", image={"checksum": ""})])[1]
+    assert len(errors) == 3
+
+
+def test_objects():
+    (norm,) = metal3.normalize_hosts([host(root_device_hints={"deviceName": "/dev/sda"})])[0]
+    cred = metal3.credentials_secret(norm, "metal3", "c1")
+    assert cred["metadata"]["name"] == "node-0-bmc-secret"
+    assert base64.b64decode(cred["data"]["password"]) == b"s3cret"
+    user = metal3.user_data_secret(norm, "metal3", "c1", "#cloud-config\n")
+    assert base64.b64decode(user["data"]["userData"]) == b"#cloud-config\n"
+    bmh = metal3.bare_metal_host(norm, "metal3", "c1")
+    assert bmh["spec"]["bmc"] == {"address": GOOD["bmc"]["address"], "credentialsName": "node-0-bmc-secret",
+                                  "disableCertificateVerification": False}
+    assert bmh["spec"]["bootMACAddress"] == "00:5c:52:31:3a:9c" and bmh["spec"]["online"] is True
+    assert bmh["spec"]["image"] == {"url": GOOD["image"]["url"], "format": "qcow2", "checksum": GOOD["image"]["checksum"],
+                                    "checksumType": "auto"}
+    assert bmh["spec"]["userData"] == {"name": "node-0-user-data", "namespace": "metal3"}
+    assert bmh["spec"]["rootDeviceHints"] == {"deviceName": "/dev/sda"}
+    assert bmh["metadata"]["labels"]["slime.hybrid/cluster"] == "c1"
+    released = metal3.bare_metal_host(norm, "metal3", "c1", provision=False)
+    assert released["spec"]["image"] is None and released["spec"]["userData"] is None and released["spec"]["online"] is False
+
+
+def test_ironic_node_redfish_and_ipmi():
+    (red,) = metal3.normalize_hosts([host(bmc={"disable_certificate_verification": True}, boot_mode="UEFISecureBoot")])[0]
+    node = metal3.ironic_node(red)
+    assert node["driver"] == "redfish" and node["boot_interface"] == "ipxe"
+    assert node["driver_info"] == {"redfish_address": "http://192.168.111.1:8000", "redfish_system_id": "/redfish/v1/Systems/abc",
+                                   "redfish_username": "admin", "redfish_password": "s3cret", "redfish_verify_ca": False}
+    assert node["properties"]["capabilities"] == "boot_mode:uefi,secure_boot:true"
+    assert node["ports"] == [{"address": "00:5c:52:31:3a:9c"}]
+    (ipmi,) = metal3.normalize_hosts([host(bmc={"address": "ipmi://10.0.0.9:6230"}, boot_mode="legacy")])[0]
+    node = metal3.ironic_node(ipmi)
+    assert node["driver"] == "ipmi"
+    assert node["driver_info"] == {"ipmi_address": "10.0.0.9", "ipmi_port": "6230", "ipmi_username": "admin",
+                                   "ipmi_password": "s3cret", "ipmi_priv_level": "ADMINISTRATOR"}
+    assert node["properties"]["capabilities"] == "boot_mode:bios"
+
+
+def _bmh(name, state, **status):
+    status = dict(status, provisioning={"state": state})
+    return {"metadata": {"name": name}, "status": status}
+
+
+def test_progress_and_report():
+    failed = _bmh("b", "registering", operationalStatus="error", errorType="registration error", errorMessage="401")
+    objs = [_bmh("a", "provisioned", poweredOn=True), failed, _bmh("c", "provisioning")]
+    progress = metal3.host_progress(objs, ["a", "b", "c", "d"], ["provisioned"])
+    assert progress == {"done": ["a"], "failed": ["b"], "waiting": ["c", "d"]}
+    assert metal3.host_report(objs, ["a", "b", "d"]) == [
+        "a: provisioned, powered on", "b: registering, error registration error: 401", "d: no BareMetalHost"]
+
+
+def test_stale_user_data():
+    hosts = metal3.normalize_hosts([GOOD, host(name="node-1", boot_mac="00:5c:52:31:3a:9d",
+                                               bmc={"address": "redfish+http://192.168.111.1:8000/redfish/v1/Systems/b"})])[0]
+    bmhs = [_bmh("node-0", "provisioned"), _bmh("node-1", "provisioning")]
+    secrets = [metal3.user_data_secret(h, "ns", "c", "old") for h in hosts]
+    assert metal3.stale_user_data(hosts, bmhs, secrets, {"node-0": "new", "node-1": "new"}) == ["node-0"]
+    assert metal3.stale_user_data(hosts, bmhs, secrets, {"node-0": "old", "node-1": "new"}) == []

@@ -1,0 +1,70 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Draining and removing nodes (module_utils/node_state.py)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.slime.hybrid.plugins.module_utils import node_state
+
+NODES = {
+    "idle": {"State": "IDLE+DYNAMIC_NORM"},
+    "busy": {"State": "ALLOCATED+DYNAMIC_NORM"},
+    "draining": {"State": "MIXED+DRAIN+DYNAMIC_NORM"},
+    "drained": {"State": "IDLE+DRAIN+DYNAMIC_NORM"},
+    "down": {"State": "DOWN*+DRAIN+DYNAMIC_NORM"},
+    "completing": {"State": "IDLE+COMPLETING+DRAIN"},
+}
+
+
+@pytest.mark.parametrize("name, drain, busy", [
+    ("idle", False, False), ("busy", False, True), ("draining", True, True), ("drained", True, False),
+    ("down", True, False), ("completing", True, True),
+])
+def test_classify(name, drain, busy):
+    assert node_state.is_drain(NODES[name]) is drain
+    assert node_state.is_busy(NODES[name]) is busy
+
+
+def test_plan_drained_and_absent():
+    planned = node_state.plan(NODES, ["idle", "drained", "gone"], "drained")
+    assert planned == {"present": ["idle", "drained"], "missing": ["gone"], "drain": ["idle"], "resume": [], "delete": []}
+    planned = node_state.plan(NODES, ["busy", "drained"], "absent")
+    assert planned["drain"] == ["busy"] and planned["delete"] == ["busy", "drained"]
+    assert node_state.plan(NODES, ["gone"], "absent")["delete"] == []
+
+
+def test_plan_resumed():
+    assert node_state.plan(NODES, ["idle", "drained", "down"], "resumed")["resume"] == ["drained", "down"]
+
+
+def test_plan_refuses_unknown_state():
+    with pytest.raises(ValueError) as exc:
+        node_state.plan(NODES, ["idle"], "deleted")
+    assert "state='deleted'" in str(exc.value) and "drained, absent, resumed" in str(exc.value)
+
+
+def test_commands():
+    assert node_state.drain_command(["a", "b"], "scale in") == ["update", "NodeName=a,b", "State=DRAIN", "Reason=scale in"]
+    assert node_state.resume_command(["a"]) == ["update", "NodeName=a", "State=RESUME"]
+    assert node_state.delete_command(["a", "b"]) == ["delete", "NodeName=a,b"]
+
+
+def test_busy_and_jobs():
+    assert node_state.busy_nodes(NODES, ["idle", "busy", "draining", "gone"]) == ["busy", "draining"]
+    jobs = node_state.parse_jobs("12|RUNNING|bm-2\n13|COMPLETING|bm-[2-3]\n\nbad line\n")
+    assert jobs == [{"id": "12", "state": "RUNNING", "nodes": "bm-2"}, {"id": "13", "state": "COMPLETING", "nodes": "bm-[2-3]"}]
+    message = node_state.timeout_message(["bm-2"], jobs[:1], 30)
+    assert "bm-2 still running job(s) after 30s: 12 (RUNNING on bm-2)" in message
+    assert "scontrol update NodeName=bm-2 State=RESUME" in message and "stay drained" in message
+
+
+def test_diff():
+    planned = node_state.plan(NODES, ["idle", "gone"], "absent")
+    before, after = node_state.diff_text(NODES, ["idle", "gone"], "absent", planned)
+    assert before == "idle State=IDLE+DYNAMIC_NORM\ngone State=(absent)\n"
+    assert after == "idle (absent)\ngone State=(absent)\n"

@@ -1,0 +1,118 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The slurm_node_state module, in-process, against a fake slurmctld behind run_command."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+from ansible.module_utils import basic
+
+from ansible_collections.slime.hybrid.plugins.modules import slurm_node_state
+
+
+class FakeSlurmctld(object):
+    """Node states and running jobs; a job ends after `job_polls` node reads."""
+
+    def __init__(self, states, jobs=None, job_polls=2):
+        self.states = dict(states)
+        self.jobs = dict(jobs or {})  # node -> job id
+        self.job_polls = job_polls
+        self.calls = []
+
+    def _tick(self):
+        for node in list(self.jobs):
+            if self.job_polls is not None and self.job_polls <= 0:
+                del self.jobs[node]
+        if self.job_polls is not None:
+            self.job_polls -= 1
+
+    def state(self, node):
+        base = "ALLOCATED" if node in self.jobs else "IDLE"
+        flags = self.states[node]
+        return "+".join([base] + flags)
+
+    def run_command(self, args, **kwargs):
+        args = list(args)
+        self.calls.append(args)
+        if args[1:] == ["show", "node", "--oneliner"]:
+            self._tick()
+            return 0, "".join("NodeName=%s NodeAddr=%s State=%s\n" % (n, n, self.state(n)) for n in self.states), ""
+        if args[0] == "squeue":
+            nodes = args[args.index("-w") + 1].split(",")
+            return 0, "".join("%s|RUNNING|%s\n" % (self.jobs[n], n) for n in nodes if n in self.jobs), ""
+        if args[1] == "update":
+            names = args[2].split("=", 1)[1].split(",")
+            for name in names:
+                if args[3] == "State=DRAIN":
+                    self.states[name].append("DRAIN")
+                elif args[3] == "State=RESUME":
+                    self.states[name] = [f for f in self.states[name] if f != "DRAIN"]
+            return 0, "", ""
+        if args[1] == "delete":
+            names = args[2].split("=", 1)[1].split(",")
+            if any(n in self.jobs for n in names):
+                return 1, "", "scontrol: error: Node has running jobs"
+            for name in names:
+                del self.states[name]
+            return 0, "", ""
+        return 1, "", "unexpected %s" % args
+
+
+@pytest.fixture
+def slurm(monkeypatch):
+    def make(*args, **kwargs):
+        fake = FakeSlurmctld(*args, **kwargs)
+        monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, cmd, **kw: fake.run_command(cmd, **kw))
+        monkeypatch.setattr(slurm_node_state.time, "sleep", lambda seconds: None)
+        return fake
+    return make
+
+
+def test_absent_waits_for_the_job_then_deletes(slurm, module_runner):
+    fake = slurm({"bm-1": ["DYNAMIC_NORM"], "bm-2": ["DYNAMIC_NORM"]}, jobs={"bm-2": "42"}, job_polls=3)
+    run = module_runner(slurm_node_state.main, names=["bm-2"], state="absent", poll=1)
+    assert run.rc == 0 and run.result["changed"]
+    assert run.result["drained"] == ["bm-2"] and run.result["deleted"] == ["bm-2"]
+    assert run.result["jobs"] == [{"id": "42", "state": "RUNNING", "nodes": "bm-2"}]
+    assert "bm-2" not in fake.states and "bm-1" in fake.states
+    # drain happened before the delete, and no job was cancelled or requeued on the way
+    verbs = [c[1] for c in fake.calls if c[0] == "scontrol" and c[1] != "show"]
+    assert verbs == ["update", "delete"]
+    assert not any(c[0] in ("scancel",) or "requeue" in c for c in fake.calls)
+
+
+def test_absent_is_idempotent(slurm, module_runner):
+    slurm({"bm-1": ["DYNAMIC_NORM"]})
+    run = module_runner(slurm_node_state.main, names=["bm-2"], state="absent")
+    assert run.rc == 0 and not run.result["changed"] and run.result["missing"] == ["bm-2"]
+
+
+def test_timeout_leaves_the_node_drained(slurm, module_runner, monkeypatch):
+    fake = slurm({"bm-2": ["DYNAMIC_NORM"]}, jobs={"bm-2": "7"}, job_polls=None)
+    clock = iter(range(0, 10000, 10))
+    monkeypatch.setattr(slurm_node_state.time, "time", lambda: next(clock))
+    run = module_runner(slurm_node_state.main, names=["bm-2"], state="absent", timeout=30, poll=1)
+    assert run.rc == 1
+    assert "bm-2 still running job(s) after 30s: 7 (RUNNING on bm-2)" in run.result["msg"]
+    assert fake.states["bm-2"] == ["DYNAMIC_NORM", "DRAIN"]
+    assert not any(c[1:2] == ["delete"] for c in fake.calls)
+
+
+def test_check_mode_and_diff_change_nothing(slurm, module_runner):
+    fake = slurm({"bm-2": ["DYNAMIC_NORM"]}, jobs={"bm-2": "7"}, job_polls=None)
+    run = module_runner(slurm_node_state.main, check_mode=True, diff=True, names=["bm-2"], state="absent")
+    assert run.rc == 0 and run.result["changed"]
+    assert run.result["diff"]["after"] == "bm-2 (absent)\n"
+    assert fake.states["bm-2"] == ["DYNAMIC_NORM"]
+    assert [c[1] for c in fake.calls] == ["show"]
+
+
+def test_drained_then_resumed(slurm, module_runner):
+    fake = slurm({"bm-2": ["DYNAMIC_NORM"]})
+    assert module_runner(slurm_node_state.main, names=["bm-2"], state="drained").result["drained"] == ["bm-2"]
+    assert not module_runner(slurm_node_state.main, names=["bm-2"], state="drained").result["changed"]
+    run = module_runner(slurm_node_state.main, names=["bm-2"], state="resumed")
+    assert run.result["resumed"] == ["bm-2"] and fake.states["bm-2"] == ["DYNAMIC_NORM"]
