@@ -11,7 +11,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PY_COLORS := 0
 
-.PHONY: deps collection demo lab-up lab-down test static unit molecule k8s metal3 sanity lint docs-check ee-check bench build
+.PHONY: deps collection demo lab-up lab-down test static unit molecule k8s metal3 integration sanity lint docs-check ee-check bench build
 
 deps:
 	./scripts/install-deps.sh
@@ -40,7 +40,7 @@ demo: deps collection lab-up
 	@podman exec bm-1 timeout 60 srun -N4 -l hostname | sort
 
 # Every test tier available on this machine.
-test: deps collection static unit molecule k8s
+test: deps collection static unit molecule k8s integration
 
 static: lint sanity docs-check ee-check
 
@@ -66,11 +66,18 @@ molecule: collection
 	molecule test -s hybrid
 	molecule test -s routed
 	molecule test -s hostnetwork
+	molecule test -s scale
 
 # Kubernetes API tier (Slinky; Metal3 BareMetalHosts with a fake operator): skipped, with the reason, only when its binaries cannot be had.
 k8s: collection
 	@if ./scripts/k8s-test-bins.sh; then molecule test -s k8s && molecule test -s metal3; \
 	else echo "SKIP k8s tier: kube-apiserver/etcd/helm could not be obtained (see above)"; fi
+
+# Against real services on this machine: BMC preflight (sushy-tools Redfish, IPMI) and
+# Ironic enrollment (Debian's ironic, standalone); metal3_dev_env's checks and rendering.
+integration: collection
+	python -m pytest -q tests/integration/metal3
+	./tests/integration/metal3_dev_env.sh
 
 bench: deps collection
 	./benchmarks/run.sh

@@ -47,8 +47,7 @@ spawn() {
   rm -f "$run/$name.pid"   # a stale pid file would pass the wait below at once
   setsid nohup bash -c 'echo $$ >"$0"; exec "$@"' "$run/$name.pid" "$@" \
     >"$logs/$name.log" 2>&1 </dev/null &
-  local i
-  for i in $(seq 50); do [ -s "$run/$name.pid" ] && return 0; sleep 0.1; done
+  for _ in $(seq 50); do [ -s "$run/$name.pid" ] && return 0; sleep 0.1; done
   die "$name did not start (see $logs/$name.log)"
 }
 
@@ -88,8 +87,7 @@ up() {
     --listen-peer-urls "http://127.0.0.1:$etcd_peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer_port" \
     --initial-cluster "k8s-test=http://127.0.0.1:$etcd_peer_port" --initial-cluster-state new \
     --logger zap --log-outputs stderr --log-level warn
-  local i
-  for i in $(seq 100); do
+  for _ in $(seq 100); do
     curl -s --max-time 2 "http://127.0.0.1:$etcd_port/health" | grep -q '"health":"true"' && break
     alive etcd || die "etcd exited; see $logs/etcd.log"
     sleep 0.2
@@ -124,7 +122,7 @@ up() {
 
   # Wait for /readyz (it includes etcd, RBAC bootstrap roles and the CRD informers).
   local out=""
-  for i in $(seq 240); do
+  for _ in $(seq 240); do
     alive kube-apiserver || die "kube-apiserver exited; last lines of $logs/kube-apiserver.log:
 $(tail -20 "$logs/kube-apiserver.log")"
     if [ -f "$pki/apiserver.crt" ]; then out=$(readyz || true); [ "$out" = ok ] && break; fi
@@ -161,12 +159,12 @@ EOF
 
 # Stop $1: TERM, up to 20 s grace, then KILL.
 stop() {
-  local name=$1 pid i
+  local name=$1 pid
   [ -f "$run/$name.pid" ] || return 0
   pid=$(cat "$run/$name.pid")
   if alive "$name"; then
     kill -TERM "$pid" 2>/dev/null || true
-    for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
     kill -0 "$pid" 2>/dev/null && { kill -KILL "$pid" 2>/dev/null || true; sleep 0.2; }
     [ "${2:-}" = quiet ] || log "stopped $name (pid $pid)"
   fi

@@ -87,15 +87,22 @@ wait_http() {
   done
 }
 
+# True while process $1 exists and is not a zombie (PID 1 here may reap late).
+running() {
+  local state
+  state=$(sed -n 's/^[0-9]* (.*) \([A-Z]\) .*/\1/p' "/proc/$1/stat" 2>/dev/null) || return 1
+  [ -n "$state" ] && [ "$state" != Z ]
+}
+
 stop() {
   local name=$1 pid
   if pid=$(live_pid "$name"); then
     kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 1 40); do
-      [ -d "/proc/$pid" ] || break
-      sleep 0.25
+    for _ in $(seq 1 100); do
+      running "$pid" || break
+      sleep 0.1
     done
-    if [ -d "/proc/$pid" ]; then kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true; fi
+    if running "$pid"; then kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true; fi
     log "stopped $name (pid $pid)"
   fi
   rm -f "$run/$name.pid"

@@ -179,7 +179,7 @@ def classify_exception(exc, timeout=None):
         return "unreachable", "unreachable (connection refused)"
     if "ConnectionResetError" in names or "connection reset" in lowered or "connection aborted" in lowered \
             or "RemoteDisconnected" in names:
-        return "protocol", "the BMC closed the connection (does it speak HTTPS here? try redfish+https://)"
+        return "protocol", "the BMC closed the connection (if it serves HTTPS on this port, use redfish:// or redfish+https://)"
     if "name or service not known" in lowered or "nodename nor servname" in lowered or "temporary failure in name resolution" in lowered:
         return "unreachable", "unreachable (cannot resolve the host name)"
     if "no route to host" in lowered or "network is unreachable" in lowered:
@@ -279,6 +279,12 @@ def check_redfish(host, parsed, timeout, connect=None):
         kind, reason = classify_exception(exc, timeout)
         if kind == "not_found" and step in ("system", "NICs"):
             reason = "system %s not found (HTTP 404)" % (system_id or "?")
+        if kind == "tls" and "verification failed" in reason and host.get("disable_certificate_verification"):
+            # sushy < 4.6 sets verify=False on its requests session only, and requests lets
+            # REQUESTS_CA_BUNDLE/CURL_CA_BUNDLE override that (psf/requests#3829).
+            reason = ("TLS certificate verification failed although disable_certificate_verification is set: "
+                      "sushy %s lets REQUESTS_CA_BUNDLE/CURL_CA_BUNDLE override it; use sushy >= 4.6 or unset them"
+                      % getattr(sushy, "__version__", "?"))
         reason = scrub(reason, [host.get("password")])
         res["message"] = "%s: %s" % (address, reason)
         return res

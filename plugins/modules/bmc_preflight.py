@@ -142,6 +142,7 @@ seconds:
 """
 
 import time
+import warnings
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
@@ -164,6 +165,8 @@ def main():
         ),
         supports_check_mode=True,
     )
+    # disable_certificate_verification is the user's choice: no urllib3 warning per request.
+    warnings.filterwarnings("ignore", message="Unverified HTTPS request")
     hosts = module.params["hosts"]
     library, error = bmc.missing_library(hosts)
     if library:

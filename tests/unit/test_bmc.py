@@ -381,3 +381,86 @@ def test_module_real_checks_unreachable(module_runner, closed_port):
     assert run.result["failures"][0] == "node-2: 127.0.0.1:%d: unreachable (connection refused)" % closed_port
     assert run.result["failures"][1].startswith("node-3: ")
     assert SECRET not in run.stdout
+
+
+# --- check_redfish with a stand-in for sushy ----------------------------------------------------
+class FakeNic(object):
+    def __init__(self, mac):
+        self.mac_address = mac
+
+
+class FakeSystem(object):
+    def __init__(self, power, macs):
+        self.power_state = power
+        self._macs = macs
+
+    @property
+    def ethernet_interfaces(self):
+        nics = [FakeNic(m) for m in self._macs]
+
+        class Collection(object):
+            def get_members(self):
+                return nics
+        return Collection()
+
+
+class FakeSushyModule(object):
+    """sushy.Sushy stand-in: a BMC with the given systems {path: FakeSystem}, or an error to raise."""
+
+    __version__ = "0.0-test"
+
+    def __init__(self, systems=None, error=None):
+        self.systems, self.error, self.calls = systems or {}, error, []
+        module = self
+
+        class Sushy(object):
+            def __init__(self, endpoint, username=None, password=None, verify=True, **kw):
+                module.calls.append({"endpoint": endpoint, "verify": verify, "kw": kw})
+                if module.error is not None:
+                    raise module.error
+
+            def get_system_collection(self):
+                class Collection(object):
+                    members_identities = tuple(sorted(module.systems))
+                return Collection()
+
+            def get_system(self, identity):
+                return module.systems[identity]
+
+        self.Sushy = Sushy
+
+
+def opened(host_, port, timeout):
+    return probe.OPEN, 0.0
+
+
+def test_redfish_ok_with_only_system_and_mac(monkeypatch):
+    fake = FakeSushyModule({SYS: FakeSystem("On", ["52:54:00:6C:3C:01", "52:54:00:6c:3c:99"])})
+    monkeypatch.setattr(bmc, "sushy", fake)
+    parsed = bmc.metal3.parse_bmc_address("redfish://10.0.0.5:8443")
+    res = bmc.check_redfish(host(address=parsed["address"], boot_mac="52-54-00-6c-3c-01"), parsed, 4, connect=opened)
+    assert res["ok"], res["message"]
+    assert res["system_id"] == SYS and res["power_state"] == "on"
+    assert res["macs"] == ["52:54:00:6c:3c:01", "52:54:00:6c:3c:99"]
+    assert fake.calls[0]["endpoint"] == "https://10.0.0.5:8443" and fake.calls[0]["verify"] is True
+    res = bmc.check_redfish(host(address=parsed["address"], disable_certificate_verification=True), parsed, 4, connect=opened)
+    assert fake.calls[-1]["verify"] is False and res["ok"] and not res["boot_mac_checked"]
+
+
+def test_redfish_disabled_verification_still_failing_says_why(monkeypatch):
+    requests = pytest.importorskip("requests")
+    inner = requests.exceptions.SSLError("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed certificate")
+    monkeypatch.setattr(bmc, "sushy", FakeSushyModule(error=_wrapped(inner)))
+    parsed = bmc.metal3.parse_bmc_address("redfish://10.0.0.5" + SYS)
+    res = bmc.check_redfish(host(address=parsed["address"], disable_certificate_verification=True), parsed, 4, connect=opened)
+    assert "although disable_certificate_verification is set" in res["message"]
+    assert "sushy 0.0-test" in res["message"] and "REQUESTS_CA_BUNDLE" in res["message"]
+
+
+def test_redfish_credentials_line_never_has_the_password(monkeypatch):
+    sushy_exc = _sushy()
+    error = sushy_exc.AccessError("GET", "http://h" + SYS, FakeResponse(401, {"error": {"message": "bad " + SECRET}}))
+    monkeypatch.setattr(bmc, "sushy", FakeSushyModule(error=error))
+    parsed = bmc.metal3.parse_bmc_address("redfish+http://h" + SYS)
+    res = bmc.check_redfish(host(address=parsed["address"]), parsed, 4, connect=opened)
+    assert bmc.failure_line(res) == "node-0: redfish+http://h%s: credentials rejected (HTTP 401)" % SYS
