@@ -66,6 +66,7 @@ molecule: collection
 	molecule test -s hybrid
 	molecule test -s routed
 	molecule test -s hostnetwork
+	molecule test -s faults
 	molecule test -s scale
 
 # Kubernetes API tier (Slinky; Metal3 BareMetalHosts with a fake operator): skipped, with the reason, only when its binaries cannot be had.

@@ -4,7 +4,7 @@
 # again, with no healing step (nat: also the time once fix_nodeaddr.yml has run).
 # Also the doctor's run time. Leaves the lab in nat mode.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 export ANSIBLE_CONFIG=$PWD/ansible.cfg ANSIBLE_NOCOLOR=1
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
@@ -16,7 +16,7 @@ restart_all() {
 }
 for mode in routed hostnetwork nat; do
   export SLIME_LAB_MODE=$mode
-  ./lab/up.sh >/dev/null 2>&1 && ansible-playbook playbooks/site.yml >/dev/null 2>&1 || { echo "$mode: lab or converge failed"; continue; }
+  if ! { ./lab/up.sh >/dev/null 2>&1 && ansible-playbook playbooks/site.yml >/dev/null 2>&1; }; then echo "$mode: lab or converge failed"; continue; fi
   t0=$(now); ansible-playbook playbooks/doctor.yml >/dev/null 2>&1; rc=$?; t1=$(now)
   echo "$mode: doctor $(secs "$t0" "$t1") s (exit $rc)"
   restart_all; t0=$(now); ok=

@@ -44,6 +44,7 @@ inner=$(podman exec ctl bash -c '
   scontrol update NodeName=${names%,} NodeAddr=${addrs%,}
   t2=$(date +%s.%N)
   awk -v a="$t0" -v b="$t1" -v c="$t2" "BEGIN { printf \"%.3f %.3f\", b - a, c - b }"' _ "$n")
+# shellcheck disable=SC2086  # two timings, split on purpose
 set -- $inner
 echo "NodeAddr fix for $n nodes inside slurmctld's host: $n scontrol updates $1 s, one batched update $2 s ($(awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }')x)"
 echo "NodeAddr fix for $n nodes: per-node loop $loop s, module $module s ($(awk -v a="$loop" -v b="$module" 'BEGIN { printf "%.1f", a / b }')x faster), module re-run with nothing to change $again s"

@@ -6,6 +6,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lab/env.sh
 . "$here/env.sh"
+# shellcheck source=lab/lib.sh
+. "$here/lib.sh"
 case "$LAB_MODE" in nat|routed|hostnetwork) ;; *)
   echo "lab: SLIME_LAB_MODE=$LAB_MODE is not one of nat, routed, hostnetwork" >&2; exit 2 ;;
 esac
@@ -42,47 +44,29 @@ host_rule() { # add|del rule...
   fi
 }
 for pair in "$LAB_POD_CIDR $LAB_EXT_CIDR" "$LAB_EXT_CIDR $LAB_POD_CIDR"; do
+  # shellcheck disable=SC2086  # NAME IP: split on purpose
   set -- $pair
   host_rule add -s "$1" -d "$2" -m physdev --physdev-is-bridged -m comment --comment slime-lab -j ACCEPT
 done
 
-run() { # name image network-args...
-  local name=$1 image=$2; shift 2
-  if [ "$(podman inspect -f '{{.State.Running}}' "$name" 2>/dev/null)" = true ]; then return; fi
-  podman rm -f "$name" >/dev/null 2>&1 || true
-  podman run -d --name "$name" --hostname "$name" --label slime-lab=1 \
-    --privileged --systemd=always --cgroupns=private "$@" "$image" >/dev/null
-}
-wait_booted() {
-  local name=$1 state
-  for _ in $(seq 1 120); do
-    state=$(podman exec "$name" systemctl is-system-running 2>/dev/null || true)
-    case "$state" in running|degraded) return 0 ;; esac
-    sleep 0.5
-  done
-  echo "lab: $name did not boot (systemd state: $state)" >&2
-  return 1
-}
 x() { podman exec "$@"; }
 
-run k8snode "$LAB_IMAGE_HOST" --network "$LAB_POD_NET:ip=$LAB_K8SNODE_POD_IP" \
+lab_run k8snode "$LAB_IMAGE_HOST" --network "$LAB_POD_NET:ip=$LAB_K8SNODE_POD_IP" \
   --network "$LAB_EXT_NET:ip=$LAB_K8SNODE_EXT_IP" --sysctl net.ipv4.ip_forward=1
-run ctl "$LAB_IMAGE_SLURM" --network "$LAB_POD_NET:ip=$LAB_CTL_IP"
+lab_run ctl "$LAB_IMAGE_SLURM" --network "$LAB_POD_NET:ip=$LAB_CTL_IP"
 pod_name() { echo "${1%%=*}"; }
 pod_ip() { local v=${1#*=}; echo "${v%@*}"; }
 pod_node() { echo "${1#*@}"; }
 for p in $LAB_PODS; do
   if [ "$LAB_MODE" = hostnetwork ]; then
     # A hostNetwork pod shares its node's network: it sits on the external network at the node address.
-    run "$(pod_name "$p")" "$LAB_IMAGE_SLURM" --network "$LAB_EXT_NET:ip=$(pod_node "$p")" --add-host "ctl:$LAB_CTL_IP"
+    lab_run "$(pod_name "$p")" "$LAB_IMAGE_SLURM" --network "$LAB_EXT_NET:ip=$(pod_node "$p")" --add-host "ctl:$LAB_CTL_IP"
   else
-    run "$(pod_name "$p")" "$LAB_IMAGE_SLURM" --network "$LAB_POD_NET:ip=$(pod_ip "$p")" --add-host "ctl:$LAB_CTL_IP"
+    lab_run "$(pod_name "$p")" "$LAB_IMAGE_SLURM" --network "$LAB_POD_NET:ip=$(pod_ip "$p")" --add-host "ctl:$LAB_CTL_IP"
   fi
 done
-for b in $LAB_BMS; do
-  run "${b%=*}" "$LAB_IMAGE_HOST" --network "$LAB_EXT_NET:ip=${b#*=}" --no-hosts
-done
-for c in $LAB_CONTAINERS; do wait_booted "$c"; done
+for b in $LAB_BMS; do lab_bm_run "${b%=*}" "${b#*=}"; done
+for c in $LAB_CONTAINERS; do lab_wait_booted "$c"; done
 
 # k8snode plays every Kubernetes node: .50 hosts the controller pod, and each pod worker
 # has a node address of its own. It programs what kube-proxy and the CNI's portmap do:
@@ -118,21 +102,19 @@ done
 
 # Pods reach the outside through their node; hostNetwork pods (on the node network) reach
 # the pod network through it, as a Kubernetes node does.
-for p in ctl $(for p in $LAB_PODS; do pod_name "$p"; done); do
+for p in ctl $(for q in $LAB_PODS; do pod_name "$q"; done); do
   if [ "$LAB_MODE" = hostnetwork ] && [ "$p" != ctl ]; then
     x "$p" ip route replace "$LAB_POD_CIDR" via "$LAB_K8SNODE_EXT_IP"
   else
     x "$p" ip route replace "$LAB_EXT_CIDR" via "$LAB_K8SNODE_POD_IP"
   fi
 done
-for b in $LAB_BMS; do
-  name=${b%=*}
-  x "$name" sh -c "grep -q ' $name\$' /etc/hosts || echo '${b#*=} $name' >>/etc/hosts"
-done
+for b in $LAB_BMS; do lab_bm_hosts "${b%=*}" "${b#*=}"; done
 # Bare metal has no route into the pod network of its own: the host does not route between
 # the two podman networks (only frames bridged through k8snode pass), so bare metal reaches
 # pods only through k8snode: its NodePort/hostPorts, or routes via it (routed mode).
 for pair in "$LAB_EXT_CIDR $LAB_POD_CIDR" "$LAB_POD_CIDR $LAB_EXT_CIDR"; do
+  # shellcheck disable=SC2086  # NAME IP: split on purpose
   set -- $pair
   iptables -w -C FORWARD -s "$1" -d "$2" -m physdev ! --physdev-is-bridged -m comment --comment slime-lab -j REJECT 2>/dev/null \
     || iptables -w -I FORWARD -s "$1" -d "$2" -m physdev ! --physdev-is-bridged -m comment --comment slime-lab -j REJECT

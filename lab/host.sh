@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Add or remove one bare-metal host of the running hybrid lab, made exactly as up.sh makes
+# bm-1 and bm-2 (lib.sh): a bare systemd host, no Slurm, on the external network only.
+#   ./host.sh add NAME IP    e.g. ./host.sh add bm-3 10.127.0.63 (then converge it with site.yml)
+#   ./host.sh remove NAME    the container, and the node's record in slurmctld if it has one
+# Addresses: LAB_EXT_CIDR, .63 upwards (env.sh keeps .50-.52 and .61-.62).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lab/env.sh
+. "$here/env.sh"
+# shellcheck source=lab/lib.sh
+. "$here/lib.sh"
+
+usage() { echo "usage: $0 add NAME IP | remove NAME" >&2; exit 2; }
+name_ok() { [[ $1 =~ ^[a-z][a-z0-9-]{0,40}$ ]] || { echo "lab: host name '$1' is not a short lowercase name" >&2; exit 2; }; }
+
+case "${1:-}" in
+  add)
+    [ $# -eq 3 ] || usage
+    name=$2 ip=$3
+    name_ok "$name"
+    prefix=${LAB_EXT_CIDR%.*}.
+    [[ $ip == "$prefix"* && ${ip#"$prefix"} =~ ^[0-9]+$ && ${ip#"$prefix"} -ge 2 && ${ip#"$prefix"} -le 254 ]] \
+      || { echo "lab: $ip is not a host address of $LAB_EXT_CIDR" >&2; exit 2; }
+    for c in $LAB_CONTAINERS; do
+      [ "$c" != "$name" ] || { echo "lab: $name is one of the lab's own containers" >&2; exit 2; }
+    done
+    podman network exists "$LAB_EXT_NET" || { echo "lab: not up (lab/up.sh)" >&2; exit 1; }
+    lab_bm_run "$name" "$ip"
+    lab_wait_booted "$name"
+    lab_bm_hosts "$name" "$ip"
+    echo "lab: $name up at $ip"
+    ;;
+  remove)
+    [ $# -eq 2 ] || usage
+    name=$2
+    name_ok "$name"
+    for c in $LAB_CONTAINERS; do
+      [ "$c" != "$name" ] || { echo "lab: $name is one of the lab's own containers (lab/down.sh)" >&2; exit 2; }
+    done
+    podman rm -f -t 2 "$name" >/dev/null 2>&1 || true
+    # A dynamic node stays IDLE in slurmctld until SlurmdTimeout: delete its record.
+    if [ "$(podman inspect -f '{{.State.Running}}' ctl 2>/dev/null)" = true ]; then
+      podman exec ctl scontrol delete "nodename=$name" >/dev/null 2>&1 || true
+    fi
+    echo "lab: $name removed"
+    ;;
+  *) usage ;;
+esac

@@ -1,0 +1,35 @@
+# shellcheck shell=bash
+# Functions shared by the lab scripts (up.sh, host.sh); source env.sh first.
+
+# Start a lab container booting systemd, unless it already runs: lab_run name image podman-args...
+lab_run() {
+  local name=$1 image=$2; shift 2
+  if [ "$(podman inspect -f '{{.State.Running}}' "$name" 2>/dev/null)" = true ]; then return; fi
+  podman rm -f "$name" >/dev/null 2>&1 || true
+  podman run -d --name "$name" --hostname "$name" --label slime-lab=1 \
+    --privileged --systemd=always --cgroupns=private "$@" "$image" >/dev/null
+}
+
+# Wait until systemd in the container has booted: lab_wait_booted name
+lab_wait_booted() {
+  local name=$1 state
+  for _ in $(seq 1 120); do
+    state=$(podman exec "$name" systemctl is-system-running 2>/dev/null || true)
+    case "$state" in running|degraded) return 0 ;; esac
+    sleep 0.5
+  done
+  echo "lab: $name did not boot (systemd state: $state)" >&2
+  return 1
+}
+
+# A bare-metal host: a bare systemd host (no Slurm) on the external network only, with its
+# own /etc/hosts for the roles to edit. The host's FORWARD rules (up.sh) isolate the whole
+# external network from the pod network, so every such host gets the same isolation.
+#   lab_bm_run name ip      start it (returns at once; then lab_wait_booted)
+#   lab_bm_hosts name ip    once booted: its own name in /etc/hosts
+lab_bm_run() {
+  lab_run "$1" "$LAB_IMAGE_HOST" --network "$LAB_EXT_NET:ip=$2" --no-hosts
+}
+lab_bm_hosts() {
+  podman exec "$1" sh -c "grep -q ' $1\$' /etc/hosts || echo '$2 $1' >>/etc/hosts"
+}
