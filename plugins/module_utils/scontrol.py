@@ -54,3 +54,13 @@ def is_available(state):
 
 def is_dynamic(state):
     return any(flag.startswith("DYNAMIC") for flag in state_flags(state)[1])
+
+
+def run(module, binary, args):
+    """Run a Slurm command whose path is the module option `binary` (scontrol, squeue);
+    fail the module with the command and its error when it fails. Returns stdout."""
+    rc, out, err = module.run_command([module.params[binary]] + list(args))
+    if rc != 0:
+        module.fail_json(msg="%s %s failed (rc=%d): %s" % (binary, " ".join(args), rc, (err or out).strip()),
+                         rc=rc, stderr=err, stdout=out)
+    return out

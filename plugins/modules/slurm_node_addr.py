@@ -120,14 +120,6 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.slime.hybrid.plugins.module_utils import node_addr, scontrol
 
 
-def run_scontrol(module, args):
-    rc, out, err = module.run_command([module.params["scontrol"]] + args)
-    if rc != 0:
-        module.fail_json(msg="scontrol %s failed (rc=%d): %s" % (" ".join(args), rc, (err or out).strip()),
-                         rc=rc, stderr=err, stdout=out)
-    return out
-
-
 def wanted(module, current):
     params = module.params
     if params["nodes"] is not None:
@@ -159,7 +151,7 @@ def main():
         required_by={"features": "address_map", "names": "address_map"},
         supports_check_mode=True,
     )
-    current = scontrol.parse_nodes(run_scontrol(module, ["show", "node", "--oneliner"]))
+    current = scontrol.parse_nodes(scontrol.run(module, "scontrol", ["show", "node", "--oneliner"]))
     spec, selected = wanted(module, current)
     desired, errors = node_addr.normalize_desired(spec)
     if errors:
@@ -175,10 +167,10 @@ def main():
         result["diff"] = dict(before=node_addr.diff_text(changes, "before"), after=node_addr.diff_text(changes, "after"))
     if changes and not module.check_mode:
         for command in commands:
-            run_scontrol(module, command)
+            scontrol.run(module, "scontrol", command)
         # Confirm: slurmctld must now report the wanted values (a concurrent re-registration
         # can overwrite them at once; report that rather than claim success).
-        after = scontrol.parse_nodes(run_scontrol(module, ["show", "node", "--oneliner"]))
+        after = scontrol.parse_nodes(scontrol.run(module, "scontrol", ["show", "node", "--oneliner"]))
         still, _unknown = node_addr.plan(after, desired)
         if still:
             module.fail_json(msg="slurmctld still reports other addresses for: %s" % ", ".join(sorted(still)), **result)

@@ -120,20 +120,12 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.slime.hybrid.plugins.module_utils import node_state, scontrol
 
 
-def run(module, binary, args):
-    rc, out, err = module.run_command([module.params[binary]] + args)
-    if rc != 0:
-        module.fail_json(msg="%s %s failed (rc=%d): %s" % (binary, " ".join(args), rc, (err or out).strip()),
-                         rc=rc, stderr=err, stdout=out)
-    return out
-
-
 def read_nodes(module):
-    return scontrol.parse_nodes(run(module, "scontrol", ["show", "node", "--oneliner"]))
+    return scontrol.parse_nodes(scontrol.run(module, "scontrol", ["show", "node", "--oneliner"]))
 
 
 def read_jobs(module, names):
-    return node_state.parse_jobs(run(module, "squeue", ["-h", "-w", ",".join(names), "-o", "%i|%T|%N"]))
+    return node_state.parse_jobs(scontrol.run(module, "squeue", ["-h", "-w", ",".join(names), "-o", "%i|%T|%N"]))
 
 
 def main():
@@ -164,9 +156,9 @@ def main():
         module.exit_json(**result)
 
     if planned["resume"]:
-        run(module, "scontrol", node_state.resume_command(planned["resume"]))
+        scontrol.run(module, "scontrol", node_state.resume_command(planned["resume"]))
     if planned["drain"]:
-        run(module, "scontrol", node_state.drain_command(planned["drain"], params["reason"]))
+        scontrol.run(module, "scontrol", node_state.drain_command(planned["drain"], params["reason"]))
 
     if params["state"] != "resumed" and (params["wait"] or planned["delete"]):
         busy = node_state.busy_nodes(current, planned["present"]) or node_state.busy_nodes(read_nodes(module), planned["present"])
@@ -182,7 +174,7 @@ def main():
         result["waited"] = round(time.time() - started, 1)
 
     if planned["delete"]:
-        run(module, "scontrol", node_state.delete_command(planned["delete"]))
+        scontrol.run(module, "scontrol", node_state.delete_command(planned["delete"]))
         left = [name for name in planned["delete"] if name in read_nodes(module)]
         if left:
             module.fail_json(msg="slurmctld still lists %s after the delete" % ", ".join(left), **result)
