@@ -69,7 +69,8 @@ molecule: collection
 	molecule test -s faults
 	molecule test -s scale
 
-# Kubernetes API tier (Slinky; Metal3 BareMetalHosts with a fake operator): skipped, with the reason, only when its binaries cannot be had.
+# Kubernetes tier (Slinky's real charts and operator on a real control plane; Metal3
+# BareMetalHosts with a stand-in operator): skipped, with the reason, only when its binaries cannot be had.
 k8s: collection
 	@if ./scripts/k8s-test-bins.sh; then molecule test -s k8s && molecule test -s metal3; \
 	else echo "SKIP k8s tier: kube-apiserver/etcd/helm could not be obtained (see above)"; fi

@@ -53,16 +53,19 @@ x() { podman exec "$@"; }
 
 lab_run k8snode "$LAB_IMAGE_HOST" --network "$LAB_POD_NET:ip=$LAB_K8SNODE_POD_IP" \
   --network "$LAB_EXT_NET:ip=$LAB_K8SNODE_EXT_IP" --sysctl net.ipv4.ip_forward=1
-lab_run ctl "$LAB_IMAGE_SLURM" --network "$LAB_POD_NET:ip=$LAB_CTL_IP"
+# The controller "pod" is named and reached as Slinky's are: hostname slurm-controller-0, and
+# the Service name slurm-controller.slurm (cluster DNS in a real cluster) for Slurm to connect to.
+lab_run ctl "$LAB_IMAGE_SLURM" --network "$LAB_POD_NET:ip=$LAB_CTL_IP" --hostname slurm-controller-0 \
+  --add-host "slurm-controller.slurm:$LAB_CTL_IP"
 pod_name() { echo "${1%%=*}"; }
 pod_ip() { local v=${1#*=}; echo "${v%@*}"; }
 pod_node() { echo "${1#*@}"; }
 for p in $LAB_PODS; do
   if [ "$LAB_MODE" = hostnetwork ]; then
     # A hostNetwork pod shares its node's network: it sits on the external network at the node address.
-    lab_run "$(pod_name "$p")" "$LAB_IMAGE_SLURM" --network "$LAB_EXT_NET:ip=$(pod_node "$p")" --add-host "ctl:$LAB_CTL_IP"
+    lab_run "$(pod_name "$p")" "$LAB_IMAGE_SLURM" --network "$LAB_EXT_NET:ip=$(pod_node "$p")" --add-host "slurm-controller.slurm:$LAB_CTL_IP" --add-host "slurm-controller-0:$LAB_CTL_IP"
   else
-    lab_run "$(pod_name "$p")" "$LAB_IMAGE_SLURM" --network "$LAB_POD_NET:ip=$(pod_ip "$p")" --add-host "ctl:$LAB_CTL_IP"
+    lab_run "$(pod_name "$p")" "$LAB_IMAGE_SLURM" --network "$LAB_POD_NET:ip=$(pod_ip "$p")" --add-host "slurm-controller.slurm:$LAB_CTL_IP" --add-host "slurm-controller-0:$LAB_CTL_IP"
   fi
 done
 for b in $LAB_BMS; do lab_bm_run "${b%=*}" "${b#*=}"; done

@@ -1,21 +1,33 @@
 #!/usr/bin/env bash
-# Obtain the binaries of the envtest-style Kubernetes test tier and cache them under
+# Obtain the binaries of the Kubernetes test tier and cache them under
 #   ${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/k8s/bin
-# etcd           from Debian (package etcd-server)
-# kube-apiserver built from the k8s.io/kubernetes Go module at $K8S_VERSION
-# helm           built from the helm.sh/helm/v3 Go module at $HELM_VERSION
 #
-# Why build: release tarballs (dl.k8s.io, get.helm.sh, GitHub releases) cannot be
-# fetched here; the Go module proxy and Debian can. Run as root; idempotent: a binary
-# whose .version stamp matches the pinned version is not rebuilt.
+#   etcd                     Debian (package etcd-server)
+#   slurm-operator           Slinky's operator (cmd/manager) at $SLINKY_VERSION, the version
+#                            whose charts the tier installs
+#   kube-apiserver,          k8s.io/kubernetes at the version that operator is built against
+#   kube-controller-manager, (read from its go.mod), so the tier runs the Kubernetes the
+#   kube-scheduler           operator was written for
+#   helm                     helm.sh/helm/v3 at the version the operator's go.mod names
+#   kwok                     sigs.k8s.io/kwok at $KWOK_VERSION: Nodes and Pod status (no kubelet)
+#   scc-admission            OpenShift's SCC admission decision (scripts/scc-admission-bin.sh)
+#
+# All of them are built by ONE `go build` in one wrapper module, so they share one module
+# graph and every package they have in common is compiled once.
+#
+# Why build: release tarballs (dl.k8s.io, get.helm.sh, GitHub releases) cannot be fetched
+# here; the Go module proxy and Debian can. The operator's source comes from the proxy as a
+# user would get it; where the proxy refuses it (it does on this workplace's machines) from
+# the upstream tarball in $SLIME_VENDOR_DIR/src (default: ../shared/vendor beside the checkout).
+# Run as root; idempotent: nothing is rebuilt while the stamp of the pinned versions matches.
 set -euo pipefail
 
-# Pinned versions. kube-apiserver 1.34 and helm 3.19 (which is built against
-# client-go 0.34) belong together; override both through the environment if needed.
-K8S_VERSION=${K8S_VERSION:-v1.34.4}
-HELM_VERSION=${HELM_VERSION:-v3.19.5}
+SLINKY_VERSION=${SLINKY_VERSION:-1.2.1}
+KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
 
+here=$(cd "$(dirname "$0")/.." && pwd)
 cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
+vendor=${SLIME_VENDOR_DIR:-$here/../shared/vendor}
 k8s=$cache/k8s
 bin=$k8s/bin
 build=$k8s/build
@@ -24,29 +36,21 @@ mkdir -p "$bin" "$build"
 die() { echo "k8s-test-bins: ERROR: $*" >&2; exit 1; }
 log() { echo "k8s-test-bins: $*"; }
 
-# True when $1 exists and its stamp says $2.
-cached() { [ -x "$bin/$1" ] && [ "$(cat "$bin/$1.version" 2>/dev/null)" = "$2" ]; }
+BINARIES=(kube-apiserver kube-controller-manager kube-scheduler helm kwok slurm-operator)
 
 # --- Go environment ---------------------------------------------------------------
-# Build and module caches live in our cache so reruns (and the other binary) reuse them.
-# -mod=mod lets `go build` fill in go.sum and the indirect requirements of our wrapper
-# modules by itself; GOTOOLCHAIN=local keeps go from trying to download a toolchain.
+# Build and module caches live in our cache so reruns reuse them. -mod=mod lets `go build`
+# fill in go.sum of the wrapper module itself; GOTOOLCHAIN=local keeps go from fetching one.
 go_env() {
-  command -v go >/dev/null || die "go is not installed (need Go >= 1.24 to build kube-apiserver and helm)"
+  command -v go >/dev/null || die "go is not installed (need Go >= 1.26 to build slurm-operator $SLINKY_VERSION and Kubernetes)"
   export GOCACHE=$k8s/go/cache GOMODCACHE=$k8s/go/mod
   export GOFLAGS="-mod=mod -buildvcs=false" GOTOOLCHAIN=local CGO_ENABLED=0
   export GOPROXY=${GOPROXY:-https://proxy.golang.org,direct}
 }
 
-# Print the path of the go.mod of module@version $1 (downloading the module into
-# GOMODCACHE, which the build needs anyway); die with go's own error otherwise.
-# Run in a directory with a go.mod (GOFLAGS=-mod=mod is refused outside a module).
-modfile() {
-  local json path
-  json=$(go mod download -json "$1" 2>&1) || die "cannot download $1 from $GOPROXY: $(echo "$json" | sed -n 's/^[[:space:]]*"Error": "\(.*\)",*$/\1/p')"
-  path=$(echo "$json" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p')
-  [ -f "$path" ] || die "no go.mod for $1"
-  echo "$path"
+# `go mod download -json MOD@VER` field $2 (Dir, GoMod), or nothing when the proxy refuses it.
+mod_field() {
+  go mod download -json "$1" 2>/dev/null | sed -n "s/^[[:space:]]*\"$2\": \"\(.*\)\",*\$/\1/p"
 }
 
 # --- etcd ---------------------------------------------------------------------------
@@ -65,99 +69,108 @@ get_etcd() {
   etcd_path=$(dpkg -L etcd-server 2>/dev/null | grep '/bin/etcd$' || true)
   etcd_path=${etcd_path%%$'\n'*}
   [ -n "$etcd_path" ] || etcd_path=/usr/bin/etcd
-  # The Debian package may start an etcd of its own on 2379 where an init system runs;
-  # ours uses other ports (see k8s-test-cluster.sh), so it does not matter.
   ver=$(dpkg-query -W -f='${Version}' etcd-server 2>/dev/null || "$etcd_path" --version | head -1)
   ln -sfn "$etcd_path" "$bin/etcd"
   echo "$ver" >"$bin/etcd.version"
   "$bin/etcd" --version >/dev/null 2>&1 || die "$bin/etcd does not run"
 }
 
-# --- kube-apiserver -----------------------------------------------------------------
-get_kube_apiserver() {
-  if cached kube-apiserver "$K8S_VERSION"; then
-    log "kube-apiserver $K8S_VERSION cached"; return
+# --- slurm-operator source ------------------------------------------------------------
+# Prints the directory of the operator's source tree (a copy we own, outside the repository).
+operator_src() {
+  local dst=$build/src/slurm-operator-$SLINKY_VERSION dir tarball
+  if [ -f "$dst/go.mod" ]; then echo "$dst"; return; fi
+  mkdir -p "$build/src"
+  dir=$(cd "$build" && printf 'module slime.local/probe\n\ngo 1.26\n' >go.mod && mod_field "github.com/SlinkyProject/slurm-operator@v$SLINKY_VERSION" Dir)
+  rm -f "$build/go.mod"
+  if [ -n "$dir" ] && [ -f "$dir/go.mod" ]; then
+    log "slurm-operator v$SLINKY_VERSION source from the Go module proxy" >&2
+    cp -r "$dir" "$dst.tmp" && chmod -R u+w "$dst.tmp"
+  else
+    tarball=$vendor/src/slurm-operator-$SLINKY_VERSION.tar.gz
+    [ -f "$tarball" ] || die "the Go module proxy ($GOPROXY) refuses github.com/SlinkyProject/slurm-operator@v$SLINKY_VERSION and there is no upstream tarball at $tarball (set SLIME_VENDOR_DIR)"
+    log "slurm-operator v$SLINKY_VERSION source from $tarball (the proxy refuses the module)" >&2
+    rm -rf "$dst.tmp" && mkdir -p "$dst.tmp"
+    tar -xzf "$tarball" -C "$dst.tmp" --strip-components=1
   fi
-  go_env
-  local minor_patch=${K8S_VERSION#v1.}    # 34.4
-  local staging_ver=v0.$minor_patch        # staging modules are tagged v0.34.4 for v1.34.4
-  local dir=$build/kube-apiserver-$K8S_VERSION
-  mkdir -p "$dir"
-  # A bare go.mod first, to fetch k8s.io/kubernetes's own go.mod.
-  printf 'module slime.local/k8sbins\n\ngo 1.24.0\n' >"$dir/go.mod"
-  local kmod
-  kmod=$(cd "$dir" && modfile "k8s.io/kubernetes@$K8S_VERSION")
+  [ -f "$dst.tmp/go.mod" ] || die "no go.mod in the slurm-operator source"
+  mv "$dst.tmp" "$dst"
+  echo "$dst"
+}
 
-  # k8s.io/kubernetes requires its staging modules as `k8s.io/xxx v0.0.0` and replaces
-  # them with ./staging/src/k8s.io/xxx. Replace directives of a dependency are ignored,
-  # so we must repeat them, pointing at the published v0.A.B tags instead.
-  local mods
+# The version of module $2 that go.mod $1 requires.
+required() { awk -v m="$2" '$1==m{print $2; exit} $1=="require"&&$2==m{print $3; exit}' "$1"; }
+
+build_all() {
+  go_env
+  local src k8s_version helm_version stamp dir=$build/bins
+  src=$(operator_src)
+  k8s_version=$(required "$src/go.mod" k8s.io/kubernetes)
+  helm_version=$(required "$src/go.mod" helm.sh/helm/v3)
+  if [ -z "$k8s_version" ] || [ -z "$helm_version" ]; then
+    die "cannot read the k8s.io/kubernetes and helm versions from $src/go.mod"
+  fi
+  stamp="slurm-operator=v$SLINKY_VERSION kubernetes=$k8s_version helm=$helm_version kwok=$KWOK_VERSION"
+  local b ok=1
+  for b in "${BINARIES[@]}"; do
+    [ -x "$bin/$b" ] && [ "$(cat "$bin/$b.version" 2>/dev/null)" = "$stamp" ] || ok=0
+  done
+  if [ "$ok" = 1 ]; then log "cached: $stamp"; return; fi
+
+  mkdir -p "$dir"
+  local minor_patch=${k8s_version#v1.} kmod mods
+  # k8s.io/kubernetes requires its staging modules as `k8s.io/xxx v0.0.0` and replaces them
+  # with ./staging/src/k8s.io/xxx. A dependency's replace directives are ignored, so the
+  # wrapper repeats them, pointing at the published v0.A.B tags.
+  printf 'module slime.local/k8sbins\n\ngo 1.26\n' >"$dir/go.mod"
+  kmod=$(cd "$dir" && mod_field "k8s.io/kubernetes@$k8s_version" GoMod)
+  [ -f "$kmod" ] || die "cannot download k8s.io/kubernetes@$k8s_version from $GOPROXY"
   mods=$(awk '/^require[[:space:]]*\(/{r=1;next} r&&/^\)/{r=0} r&&$1~/^k8s\.io\//&&$2=="v0.0.0"{print $1}' "$kmod" | sort -u)
   [ -n "$mods" ] || die "found no staging modules in $kmod"
   {
-    printf 'module slime.local/k8sbins\n\ngo 1.24.0\n\nrequire k8s.io/kubernetes %s\n\nreplace (\n' "$K8S_VERSION"
-    for m in $mods; do printf '\t%s => %s %s\n' "$m" "$m" "$staging_ver"; done
+    printf 'module slime.local/k8sbins\n\ngo 1.26\n\nrequire (\n'
+    printf '\tgithub.com/SlinkyProject/slurm-operator v%s\n' "$SLINKY_VERSION"
+    printf '\thelm.sh/helm/v3 %s\n\tk8s.io/kubernetes %s\n\tsigs.k8s.io/kwok %s\n)\n\nreplace (\n' \
+      "$helm_version" "$k8s_version" "$KWOK_VERSION"
+    printf '\tgithub.com/SlinkyProject/slurm-operator => %s\n' "$src"
+    for m in $mods; do printf '\t%s => %s v0.%s\n' "$m" "$m" "$minor_patch"; done
     printf ')\n'
   } >"$dir/go.mod"
-  log "building kube-apiserver $K8S_VERSION ($(echo "$mods" | wc -l) staging modules at $staging_ver) in $dir"
-
-  # Version stamps the way hack/lib/version.sh does. Without them the server reports
-  # gitVersion v0.0.0-master, and clients that read /version (helm's .Capabilities,
-  # charts with kubeVersion:) would see Kubernetes 0.0.
-  local minor=${minor_patch%%.*} vpkg ldf=""
+  # Version stamps the way hack/lib/version.sh and helm's Makefile set them. Without them
+  # kube-apiserver reports v0.0.0-master and helm assumes Kubernetes 1.20 when it has no
+  # cluster; charts with kubeVersion: would then be refused.
+  local minor=${minor_patch%%.*} vpkg ldf="" p
   for vpkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    ldf+=" -X $vpkg.gitVersion=$K8S_VERSION -X $vpkg.gitMajor=1 -X $vpkg.gitMinor=$minor"
-    ldf+=" -X $vpkg.gitTreeState=clean -X $vpkg.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    ldf+=" -X $vpkg.gitVersion=$k8s_version -X $vpkg.gitMajor=1 -X $vpkg.gitMinor=$minor -X $vpkg.gitTreeState=clean"
   done
-  local t0=$SECONDS
-  (cd "$dir" && go build -trimpath -ldflags="-s -w$ldf" -o "$bin/kube-apiserver.tmp" \
-      k8s.io/kubernetes/cmd/kube-apiserver) || die "go build of kube-apiserver $K8S_VERSION failed"
-  mv -f "$bin/kube-apiserver.tmp" "$bin/kube-apiserver"
-  echo "$K8S_VERSION" >"$bin/kube-apiserver.version"
-  log "kube-apiserver built in $((SECONDS - t0)) s"
-}
-
-# --- helm ---------------------------------------------------------------------------
-get_helm() {
-  if cached helm "$HELM_VERSION"; then
-    log "helm $HELM_VERSION cached"; return
-  fi
-  go_env
-  # helm v3 is an ordinary module (no replace directives), so a wrapper module that
-  # only requires it builds exactly helm's own dependency graph.
-  local dir=$build/helm-$HELM_VERSION
-  mkdir -p "$dir"
-  printf 'module slime.local/helmbin\n\ngo 1.24.0\n\nrequire helm.sh/helm/v3 %s\n' "$HELM_VERSION" >"$dir/go.mod"
-  local hmod
-  hmod=$(cd "$dir" && modfile "helm.sh/helm/v3@$HELM_VERSION")
-  # The Kubernetes version helm assumes when it has no cluster (`helm template`, `helm
-  # lint`: .Capabilities.KubeVersion) defaults to 1.20 in the source; helm's Makefile
-  # sets it from the client-go it is built with (v0.34.2 -> 1.34). Do the same.
-  local kminor
-  kminor=$(awk '$1=="k8s.io/client-go"{print $2}' "$hmod" | cut -d. -f2)
-  [ -n "$kminor" ] || die "cannot read the client-go version from $hmod"
-  log "building helm $HELM_VERSION (Kubernetes 1.$kminor client libraries) in $dir"
-  # internal/version.version is what `helm version` prints (the Makefile sets it too).
-  local ldf="-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
-  local p
+  ldf+=" -X helm.sh/helm/v3/internal/version.version=$helm_version -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
   for p in pkg/chartutil pkg/lint/rules; do
-    ldf+=" -X helm.sh/helm/v3/$p.k8sVersionMajor=1 -X helm.sh/helm/v3/$p.k8sVersionMinor=$kminor"
+    ldf+=" -X helm.sh/helm/v3/$p.k8sVersionMajor=1 -X helm.sh/helm/v3/$p.k8sVersionMinor=$minor"
   done
-  local t0=$SECONDS
-  (cd "$dir" && go build -trimpath -ldflags="-s -w $ldf" -o "$bin/helm.tmp" helm.sh/helm/v3/cmd/helm) \
-    || die "go build of helm $HELM_VERSION failed"
-  mv -f "$bin/helm.tmp" "$bin/helm"
-  echo "$HELM_VERSION" >"$bin/helm.version"
-  log "helm built in $((SECONDS - t0)) s"
+  ldf+=" -X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION#v}"
+
+  log "building in one go ($stamp; $(echo "$mods" | wc -l) staging modules) in $dir"
+  local t0=$SECONDS out=$dir/out
+  rm -rf "$out" && mkdir -p "$out"
+  (cd "$dir" && go build -trimpath -ldflags="-s -w$ldf" -o "$out/" \
+      k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+      k8s.io/kubernetes/cmd/kube-scheduler helm.sh/helm/v3/cmd/helm sigs.k8s.io/kwok/cmd/kwok \
+      github.com/SlinkyProject/slurm-operator/cmd/manager) || die "go build failed ($stamp)"
+  mv -f "$out/manager" "$out/slurm-operator"
+  for b in "${BINARIES[@]}"; do
+    mv -f "$out/$b" "$bin/$b"
+    echo "$stamp" >"$bin/$b.version"
+  done
+  log "built in $((SECONDS - t0)) s"
 }
 
 get_etcd
-get_kube_apiserver
-get_helm
+build_all
+# OpenShift's SCC admission (its own code, from the vendored apiserver-library-go tree).
+"$here/scripts/scc-admission-bin.sh"
 
 echo
 log "binaries in $bin:"
-for b in etcd kube-apiserver helm; do
-  real=$(readlink -f "$bin/$b")
-  printf '  %-15s %-10s %8s  %s\n' "$b" "$(cat "$bin/$b.version")" "$(du -hL "$bin/$b" | cut -f1)" "$real"
+for b in etcd "${BINARIES[@]}" scc-admission; do
+  printf '  %-24s %8s  %s\n' "$b" "$(du -hL "$bin/$b" | cut -f1)" "$(cat "$bin/$b.version")"
 done

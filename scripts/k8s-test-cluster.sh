@@ -1,16 +1,29 @@
 #!/usr/bin/env bash
-# A throw-away Kubernetes API server for the envtest-style test tier:
-#   scripts/k8s-test-cluster.sh up     start etcd + kube-apiserver, write the kubeconfig
-#   scripts/k8s-test-cluster.sh down   stop both and remove the cluster's state
+# A throw-away Kubernetes control plane for the test tier:
+#   scripts/k8s-test-cluster.sh up     start it, write the kubeconfig
+#   scripts/k8s-test-cluster.sh down   stop it and remove the cluster's state
 #   scripts/k8s-test-cluster.sh status
 #
-# Only etcd and kube-apiserver run: no kubelet, scheduler or controller-manager. So
-# nothing schedules or runs Pods, and whatever a controller would do (namespace
-# finalization, ServiceAccount tokens, garbage collection, Deployment -> ReplicaSet ->
-# Pod) does not happen; tests write status subresources themselves where they need them.
-# Plain background processes (no systemd); binaries come from scripts/k8s-test-bins.sh.
+# What runs (binaries from scripts/k8s-test-bins.sh, plain background processes, no systemd):
+#   etcd, kube-apiserver         the API, with RBAC and the default admission plugins
+#   kube-controller-manager      StatefulSets, ReplicaSets, ServiceAccounts, PV binding, GC ...
+#   kube-scheduler               binds pods to nodes (hostPort conflicts, nodeSelector ...)
+#   kwok                         plays the kubelets of $nodes Nodes: node heartbeats, pod status,
+#                                pod IPs from each Node's podCIDR (kwok's own stage files)
+#   slurm-operator               Slinky's operator, as its chart's Deployment would run it: with
+#                                the token of the chart's ServiceAccount (so the chart's RBAC is
+#                                what it gets), restarted when it exits, as a kubelet would
+#                                (scripts/k8s-test-operator.sh).
+#   slurmctld, slurmrestd,       real Slurm 26.05 daemons (the lab image) in podman containers, as
+#   slurmd                       the controller, restapi and NodeSet pods would run them, from
+#                                what the operator gave those pods (k8s-test-slurm.py): the
+#                                operator makes no NodeSet pod before slurmrestd answers, and
+#                                deletes one whose Slurm node never registers.
+# Nothing else runs in a pod: the chart's own slurm-operator pod is "Running" (kwok) while the
+# real operator is the process above; login pods are empty.
 set -euo pipefail
 
+here=$(cd "$(dirname "$0")/.." && pwd)
 cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
 k8s=$cache/k8s
 bin=$k8s/bin
@@ -25,7 +38,18 @@ kubeconfig=$k8s/kubeconfig
 etcd_port=${K8S_TEST_ETCD_PORT:-23790}
 etcd_peer_port=${K8S_TEST_ETCD_PEER_PORT:-23800}
 api_port=${K8S_TEST_API_PORT:-16443}
+kwok_port=${K8S_TEST_KWOK_PORT:-10247}
 service_cidr=10.96.0.0/16
+# Nodes kwok plays: kwok-node-N with InternalIP 192.0.2.(10+N) and podCIDR 10.244.N.0/24.
+# Slurm pods publish the same hostPorts (6818, the srun range), so the scheduler puts at most
+# one of them on a node: enough nodes for the controller, a login pod and the NodeSet pods.
+nodes=${K8S_TEST_NODES:-6}
+# Where the chart runs the operator (scripts/k8s-test-operator.sh takes its ServiceAccount).
+operator_namespace=${K8S_TEST_OPERATOR_NAMESPACE:-slinky}
+operator_sa=${K8S_TEST_OPERATOR_SA:-slurm-operator}
+# Where the chart runs the Slurm pods (scripts/k8s-test-slurm.py runs their daemons for real).
+slurm_namespace=${K8S_TEST_SLURM_NAMESPACE:-slurm}
+slurm_image=${K8S_TEST_SLURM_IMAGE:-localhost/slime-slurm:lab}
 
 die() { echo "k8s-test-cluster: ERROR: $*" >&2; exit 1; }
 log() { echo "k8s-test-cluster: $*"; }
@@ -56,15 +80,37 @@ readyz() {
     "https://127.0.0.1:$api_port/readyz" 2>/dev/null
 }
 
+# api METHOD PATH [JSON]: a request to the API server as the admin.
+api() {
+  curl -sf --max-time 10 --cacert "$pki/apiserver.crt" -H "Authorization: Bearer $(cat "$pki/admin.token")" \
+    -X "$1" -H 'Content-Type: application/json' ${3:+--data "$3"} "https://127.0.0.1:$api_port$2"
+}
+
+# A Node as a kubelet would register it; kwok fills in conditions, capacity and nodeInfo.
+node_json() {
+  cat <<EOF
+{"apiVersion": "v1", "kind": "Node",
+ "metadata": {"name": "kwok-node-$1", "annotations": {"kwok.x-k8s.io/node": "fake"},
+              "labels": {"kubernetes.io/hostname": "kwok-node-$1", "kubernetes.io/os": "linux",
+                         "kubernetes.io/arch": "amd64", "type": "kwok"}},
+ "spec": {"podCIDR": "10.244.$1.0/24", "podCIDRs": ["10.244.$1.0/24"]},
+ "status": {"addresses": [{"type": "InternalIP", "address": "192.0.2.$((10 + $1))"},
+                          {"type": "Hostname", "address": "kwok-node-$1"}]}}
+EOF
+}
+
 up() {
-  if alive etcd && alive kube-apiserver && [ "$(readyz)" = ok ]; then
+  if alive etcd && alive kube-apiserver && alive kube-controller-manager && alive kube-scheduler \
+      && alive kwok && alive k8s-test-operator && alive k8s-test-slurm && [ "$(readyz)" = ok ]; then
     log "already up; KUBECONFIG=$kubeconfig"; return
   fi
-  for b in etcd kube-apiserver; do
+  for b in etcd kube-apiserver kube-controller-manager kube-scheduler kwok slurm-operator; do
     [ -x "$bin/$b" ] || die "$bin/$b missing: run scripts/k8s-test-bins.sh first"
   done
+  podman image exists "$slurm_image" || "$here/lab/build-image.sh" >/dev/null \
+    || die "cannot build $slurm_image (lab/build-image.sh)"
   down quiet   # a half-started or crashed earlier cluster: start from nothing
-  for p in "$etcd_port" "$etcd_peer_port" "$api_port"; do
+  for p in "$etcd_port" "$etcd_peer_port" "$api_port" "$kwok_port"; do
     port_busy "$p" && die "port 127.0.0.1:$p is in use by another process"
   done
   mkdir -p "$data" "$pki" "$run" "$logs"
@@ -101,9 +147,8 @@ up() {
   # --advertise-address 127.0.0.1 + --endpoint-reconciler-type none: the address must be
   #   local, and the reconciler would try to publish it as the Endpoints of the
   #   `kubernetes` Service, which validation rejects for loopback addresses.
-  # --disable-admission-plugins ServiceAccount: that plugin rejects Pods whose
-  #   ServiceAccount does not exist, and no controller creates `default` in new
-  #   namespaces. (envtest disables it for the same reason.)
+  # The default admission plugins, ServiceAccount included: a pod whose ServiceAccount does
+  #   not exist is refused, as on a real cluster (the controller-manager creates `default`).
   # --allow-privileged: the collection's charts use privileged / hostNetwork Pods.
   spawn kube-apiserver "$bin/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$etcd_port" \
@@ -116,7 +161,6 @@ up() {
     --service-account-signing-key-file "$pki/sa.key" \
     --service-account-issuer https://kubernetes.default.svc.cluster.local \
     --service-cluster-ip-range "$service_cidr" \
-    --disable-admission-plugins ServiceAccount \
     --allow-privileged=true \
     --profiling=false
 
@@ -154,6 +198,57 @@ contexts:
     namespace: default
 current-context: k8s-test
 EOF
+  # --use-service-account-credentials: each controller acts as its own ServiceAccount
+  #   (system:serviceaccount:kube-system:statefulset-controller ...), as on kubeadm clusters,
+  #   so admission sees the same requesting users as on a real cluster.
+  # --secure-port 0 / --leader-elect=false: one instance, nothing scrapes it.
+  log "starting kube-controller-manager, kube-scheduler"
+  spawn kube-controller-manager "$bin/kube-controller-manager" \
+    --kubeconfig "$kubeconfig" --authentication-kubeconfig "$kubeconfig" --authorization-kubeconfig "$kubeconfig" \
+    --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/apiserver.crt" \
+    --use-service-account-credentials --service-cluster-ip-range "$service_cidr" \
+    --leader-elect=false --secure-port 0 --controllers '*,-bootstrapsigner,-tokencleaner'
+  spawn kube-scheduler "$bin/kube-scheduler" \
+    --kubeconfig "$kubeconfig" --authentication-kubeconfig "$kubeconfig" --authorization-kubeconfig "$kubeconfig" \
+    --leader-elect=false --secure-port 0
+
+  # kwok's stage files come with its module (kustomize/stage/{node,pod}/...), unchanged.
+  local stages cfg=() f
+  stages=$k8s/go/mod/sigs.k8s.io/kwok@$(sed -n 's/.*kwok=\(v[^ ]*\).*/\1/p' "$bin/kwok.version")/kustomize/stage
+  # node-heartbeat keeps the Ready condition fresh, or the node lifecycle controller taints them.
+  for f in "$stages"/node/fast/node-*.yaml "$stages"/node/heartbeat/node-heartbeat.yaml "$stages"/pod/fast/pod-*.yaml; do
+    cfg+=(--config "$f")
+  done
+  [ ${#cfg[@]} -ge 10 ] || die "kwok's stages not found under $stages"
+  log "starting kwok for $nodes nodes"
+  spawn kwok "$bin/kwok" --kubeconfig "$kubeconfig" "${cfg[@]}" \
+    --manage-all-nodes=false --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
+    --server-address "127.0.0.1:$kwok_port"
+  local i
+  for i in $(seq 0 $((nodes - 1))); do
+    api POST /api/v1/nodes "$(node_json "$i")" >/dev/null || die "cannot create node kwok-node-$i"
+  done
+
+  log "starting slurm-operator (as $operator_namespace/$operator_sa, once the chart has made it)"
+  spawn k8s-test-operator "$here/scripts/k8s-test-operator.sh" "$bin/slurm-operator" \
+    "https://127.0.0.1:$api_port" "$pki/apiserver.crt" "$pki/admin.token" "$operator_namespace" "$operator_sa" "$run" \
+    "slurm-restapi.$slurm_namespace"
+  log "starting the runner of slurmctld + slurmrestd for namespace $slurm_namespace ($slurm_image)"
+  spawn k8s-test-slurm "$here/scripts/k8s-test-slurm.py" \
+    "https://127.0.0.1:$api_port" "$pki/apiserver.crt" "$pki/admin.token" "$slurm_namespace" "$run" "$slurm_image"
+
+  # Ready when every node is Ready and the default ServiceAccount exists (pods need it).
+  local ready=0
+  for _ in $(seq 120); do
+    ready=$(api GET /api/v1/nodes | python3 -c 'import json,sys; print(sum(1 for n in json.load(sys.stdin)["items"] for c in n["status"].get("conditions",[]) if c["type"]=="Ready" and c["status"]=="True"))' 2>/dev/null || echo 0)
+    [ "$ready" = "$nodes" ] && api GET /api/v1/namespaces/default/serviceaccounts/default >/dev/null && break
+    for b in kube-controller-manager kube-scheduler kwok; do
+      alive "$b" || die "$b exited; last lines of $logs/$b.log:
+$(tail -20 "$logs/$b.log")"
+    done
+    sleep 0.5
+  done
+  [ "$ready" = "$nodes" ] || die "$ready of $nodes nodes Ready after 60 s; see $logs/kwok.log"
   log "ready: KUBECONFIG=$kubeconfig (etcd pid $(cat "$run/etcd.pid"), kube-apiserver pid $(cat "$run/kube-apiserver.pid"))"
 }
 
@@ -172,6 +267,9 @@ stop() {
 }
 
 down() {
+  local b
+  for b in k8s-test-slurm k8s-test-operator kwok kube-scheduler kube-controller-manager; do stop "$b" "${1:-}"; done
+  podman ps -aq --filter label=slime.hybrid/k8s-test | xargs -r podman rm -f -t 2 >/dev/null 2>&1 || true
   stop kube-apiserver "${1:-}"   # the apiserver first: it would log errors about a missing etcd
   stop etcd "${1:-}"
   rm -rf "$state" "$kubeconfig"
@@ -180,7 +278,7 @@ down() {
 
 status() {
   local n
-  for n in etcd kube-apiserver; do
+  for n in etcd kube-apiserver kube-controller-manager kube-scheduler kwok k8s-test-operator k8s-test-slurm; do
     if alive "$n"; then echo "$n: running (pid $(cat "$run/$n.pid"))"; else echo "$n: not running"; fi
   done
   if alive kube-apiserver; then echo "readyz: $(readyz || echo unreachable)"; fi

@@ -10,7 +10,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 from jinja2 import Undefined
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, doctor, netfilter, node_addr, scontrol, secret_file
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, doctor, netfilter, node_addr, scontrol, secret_file, slinky
 
 
 def _cluster_model(model):
@@ -22,8 +22,16 @@ def _cluster_model(model):
         raise AnsibleFilterError("invalid slime_cluster: %s" % exc)
 
 
-def _chart_values(model, nodesets=None):
-    return cluster_model.chart_values(_cluster_model(model), nodesets)
+def _chart_values(model, nodesets=None, loginsets=None, service_accounts=None):
+    return slinky.chart_values(_cluster_model(model), nodesets, loginsets, service_accounts)
+
+
+def _loginset_errors(model, loginsets):
+    """Problems of the LoginSets in this model; [] while the model itself is invalid (cluster_errors says why)."""
+    try:
+        return slinky.loginset_errors(cluster_model.normalize(model), loginsets)
+    except cluster_model.ModelError:
+        return []
 
 
 def _doctor_checks(model, nodes, member):
@@ -54,6 +62,9 @@ class FilterModule(object):
             "cluster_model": _cluster_model,
             "cluster_errors": cluster_model.validate,
             "chart_values": _chart_values,
+            "loginset_errors": _loginset_errors,
+            "service_drift": slinky.service_drift,
+            "service_account_errors": slinky.service_account_errors,
             "feature_errors": cluster_model.feature_errors,
             "dns_label_errors": cluster_model.dns_label_errors,
             "slurm_compat_error": _slurm_compat_error,

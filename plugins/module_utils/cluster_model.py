@@ -249,6 +249,10 @@ def _build(raw):
         errors.append("controller.address is required (the address bare metal maps controller.host to)")
     else:
         ctl_addr = _check_ip(errors, "controller.address", ctl.get("address"))
+    aliases = ctl.get("aliases") or []
+    if not isinstance(aliases, list) or not all(isinstance(a, str) and _HOSTNAME_RE.match(a) for a in aliases):
+        errors.append("controller.aliases=%r must be a list of host names (other names of the controller, "
+                      "e.g. both parts of SlurmctldHost=NAME(ADDRESS))" % (aliases,))
     ctl_port = _check_port(errors, "controller.port", ctl.get("port"))
     slurmd_port = _check_port(errors, "slurmd_port", m.get("slurmd_port"))
     if ctl_port is not None and ctl_port == slurmd_port:
@@ -321,7 +325,8 @@ def _build(raw):
         "network_mode": mode,
         "slurm_version": str(version),
         "max_node_count": max_nodes,
-        "controller": {"host": str(host), "address": ctl_addr, "port": ctl_port},
+        "controller": {"host": str(host), "aliases": [a for a in aliases if a != str(host)],
+                       "address": ctl_addr, "port": ctl_port},
         "nodeport": {"address": np_addr, "port": np_port,
                      "static_band": np_port is not None and NODEPORT_STATIC_BAND[0] <= np_port <= NODEPORT_STATIC_BAND[1]},
         "slurmd_port": slurmd_port,
@@ -398,49 +403,3 @@ def slurmd_conf_args(features=None, extra=None):
     for key in sorted(extra or {}):
         parts.append("%s=%s" % (key, extra[key]))
     return " ".join(parts)
-
-
-def _host_ports(ports):
-    return [{"containerPort": port, "hostPort": port, "protocol": "TCP"} for port in ports]
-
-
-def chart_values(model, nodesets=None):
-    """Values for Slinky's `slurm` chart that expose the cluster as the model describes.
-
-    model: a normalized model (normalize()). nodesets: {name: {"host_network": bool, other
-    NodeSet values such as replicas}}; host_network defaults to true in network_mode hostnetwork.
-
-    - SrunPortRange goes into the controller's extraConfMap, so every srun (controller, login,
-      batch scripts in pod workers) listens inside the range;
-    - the controller Service is a NodePort with externalTrafficPolicy: Local, so bare-metal
-      registrations reach slurmctld without SNAT;
-    - hostPorts publish the srun range of the controller pod, and 6818 + the srun range of
-      every NodeSet pod, on their node's address (the operator merges podSpec.containers
-      into its own containers by name);
-    - a NodeSet with host_network runs on the node's network instead: no hostPorts, the Slurm
-      node name is the Kubernetes node name, NodeAddr is the node IP and needs no fix;
-    - in network_mode routed, pods are reached at their pod IPs: no NodePort, no hostPorts.
-    """
-    srun = model["srun_port_range"]
-    srun_ports = list(range(srun["first"], srun["last"] + 1))
-    mode = model["network_mode"]
-    controller = {"extraConfMap": {"SrunPortRange": srun["conf"]}}
-    if mode != "routed":
-        controller["service"] = {
-            "spec": {"type": "NodePort", "externalTrafficPolicy": "Local"},
-            "port": model["controller"]["port"],
-            "nodePort": model["nodeport"]["port"],
-        }
-        controller["podSpec"] = {"containers": [{"name": "slurmctld", "ports": _host_ports(srun_ports)}]}
-    values = {"controller": controller, "nodesets": {}}
-    for name in sorted(nodesets or {}):
-        options = dict(nodesets[name] or {})
-        host_network = options.pop("host_network", mode == "hostnetwork")
-        nodeset = dict(options, enabled=options.get("enabled", True))
-        if host_network:
-            nodeset["podSpec"] = {"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"}
-        elif mode != "routed":  # routed: pod IPs are reachable as they are
-            nodeset["podSpec"] = {"containers": [{"name": "slurmd",
-                                                  "ports": _host_ports([model["slurmd_port"]] + srun_ports)}]}
-        values["nodesets"][name] = nodeset
-    return values

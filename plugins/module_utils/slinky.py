@@ -13,6 +13,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model
+
 _TAG_VERSION_RE = re.compile(r"^(\d{2}\.\d{2})(?:\.(\d+))?")
 
 
@@ -73,15 +75,45 @@ def secret_value(secret, key):
     return data[key]
 
 
-def cluster_facts(pods, services, port=6817, service_name=None, with_nodeport=True):
+def config_map_name(pod):
+    """The ConfigMap the controller pod's /etc/slurm comes from (the operator's <controller>-config,
+    the first ConfigMap of the pod's projected volume), or None."""
+    for volume in (pod.get("spec") or {}).get("volumes") or []:
+        for source in ((volume.get("projected") or {}).get("sources")) or []:
+            if (source.get("configMap") or {}).get("name"):
+                return source["configMap"]["name"]
+    return None
+
+
+def slurmctld_host(slurm_conf):
+    """(NAME, ADDRESS) of the first SlurmctldHost=NAME(ADDRESS) line; ADDRESS is NAME when absent.
+
+    Slurm connects to ADDRESS: the operator writes SlurmctldHost=<controller>-0(<service>.<namespace>)."""
+    for line in (slurm_conf or "").splitlines():
+        key, sep, value = line.strip().partition("=")
+        if sep and key.strip().lower() == "slurmctldhost":
+            name, _sep, address = value.strip().partition("(")
+            return name.strip(), (address.rstrip(")").strip() or name.strip())
+    raise SlinkyInfoError("slurm.conf has no SlurmctldHost line")
+
+
+def cluster_facts(pods, services, port=6817, service_name=None, with_nodeport=True, slurm_conf=None):
     """The part of slime_cluster that comes from the cluster: controller, nodeport, slurm_version.
 
-    with_nodeport=False (network_mode routed) leaves the NodePort out."""
+    with_nodeport=False (network_mode routed) leaves the NodePort out. slurm_conf (the operator's
+    rendered slurm.conf): the controller's host is then the address part of SlurmctldHost, which
+    is what Slurm connects to, with the name part as an alias; else the pod's hostname."""
     pod = controller_pod(pods)
     status = pod.get("status") or {}
+    host = (pod.get("spec") or {}).get("hostname") or pod["metadata"]["name"]
+    aliases = []
+    if slurm_conf is not None:
+        name, host = slurmctld_host(slurm_conf)
+        aliases = [name] if name != host else []
     facts = {
         "controller": {
-            "host": (pod.get("spec") or {}).get("hostname") or pod["metadata"]["name"],
+            "host": host,
+            "aliases": aliases,
             "address": status.get("podIP"),
             "port": port,
             "pod": pod["metadata"]["name"],
@@ -94,3 +126,148 @@ def cluster_facts(pods, services, port=6817, service_name=None, with_nodeport=Tr
         facts["nodeport"] = {"address": status.get("hostIP"), "port": nodeport, "service": svc_name,
                              "external_traffic_policy": policy}
     return facts
+
+
+# --------------------------------------------------------------------------- chart values
+#
+# Checked against Slinky v1.2.1 (helm/slurm/values.yaml and templates/, and the operator's
+# internal/builder/): the keys below are the ones the chart passes on and the operator merges.
+
+# ServiceAccounts of the chart's pods, by component. Neither the chart nor the operator makes
+# any: without these every pod runs as `default`. The values create them (extraObjects) and
+# name them in each pod template, so OpenShift's SCCs can be granted to exactly these.
+SERVICE_ACCOUNTS = {"controller": "slurm-controller", "worker": "slurm-worker",
+                    "restapi": "slurm-restapi", "login": "slurm-login"}
+
+# The partition that holds every node: the NodeSets' pods and the dynamic bare-metal nodes
+# (Slurm adds a dynamic node to partitions with Nodes=ALL). The chart enables none by default.
+DEFAULT_PARTITIONS = {"all": {"enabled": True, "nodesets": ["ALL"],
+                              "configMap": {"Default": "YES", "MaxTime": "UNLIMITED", "State": "UP"}}}
+
+
+def service_account_errors(service_accounts):
+    """slinky_service_accounts must name one valid ServiceAccount for every kind of pod."""
+    if not isinstance(service_accounts, dict):
+        return ["slinky_service_accounts=%r must map %s to names" % (service_accounts, ", ".join(sorted(SERVICE_ACCOUNTS)))]
+    errors = []
+    missing = sorted(set(SERVICE_ACCOUNTS) - set(service_accounts))
+    if missing:
+        errors.append("slinky_service_accounts must name %s; missing: %s" % (", ".join(sorted(SERVICE_ACCOUNTS)), ", ".join(missing)))
+    unknown = sorted(set(service_accounts) - set(SERVICE_ACCOUNTS))
+    if unknown:
+        errors.append("slinky_service_accounts: %s is not a kind of Slinky pod (allowed: %s)"
+                      % (", ".join(unknown), ", ".join(sorted(SERVICE_ACCOUNTS))))
+    return errors + cluster_model.dns_label_errors(
+        dict(("slinky_service_accounts.%s" % kind, name) for kind, name in sorted(service_accounts.items())))
+
+
+def _host_ports(ports):
+    return [{"containerPort": port, "hostPort": port, "protocol": "TCP"} for port in ports]
+
+
+def loginset_errors(model, loginsets):
+    """LoginSets need srun's range reachable from bare metal at the login pod's address.
+
+    In network_mode routed the pod IP is reachable; in nat and hostnetwork bare metal would
+    answer the login pod's IP, which it cannot route to, so an srun from there hangs."""
+    if loginsets and model["network_mode"] != "routed":
+        return ["slinky_loginsets=%s: srun or salloc in a login pod cannot reach bare-metal workers in "
+                "network_mode %s (slurmd and slurmstepd connect back to the login pod's IP, which bare metal "
+                "cannot route to); use network_mode routed, or submit from the controller pod or a bare-metal host"
+                % (",".join(sorted(loginsets)), model["network_mode"])]
+    return []
+
+
+def chart_values(model, nodesets=None, loginsets=None, service_accounts=None):
+    """Values for Slinky's `slurm` chart that expose the cluster as the model describes.
+
+    model: a normalized model (cluster_model.normalize()). nodesets / loginsets: {name: chart
+    values of that NodeSet/LoginSet}; a NodeSet may also say host_network (default: true in
+    network_mode hostnetwork).
+
+    - SrunPortRange goes into the controller's extraConfMap, so every srun (controller, login,
+      batch scripts in pod workers) listens inside the range;
+    - the controller Service is a NodePort with externalTrafficPolicy: Local, so bare-metal
+      registrations reach slurmctld without SNAT;
+    - hostPorts publish the srun range of the controller pod, and 6818 + the srun range of
+      every NodeSet pod, on their node's address. They go to `controller.slurmctld.ports` and
+      `nodesets.<n>.slurmd.ports`, which the operator merges into its own container by port;
+      `podSpec.containers` would be APPENDED as a second, image-less container that the API
+      server refuses (operator internal/builder/common/pod_template.go, structutils.MergeList);
+    - a NodeSet with host_network runs on the node's network instead: no hostPorts, NodeAddr
+      is the node IP and needs no fix;
+    - in network_mode routed, pods are reached at their pod IPs: no NodePort, no hostPorts;
+    - every pod runs as a ServiceAccount of its own (created by the chart through extraObjects);
+    - partition `all` holds every node, pods and bare metal alike.
+    """
+    sas = dict(SERVICE_ACCOUNTS, **(service_accounts or {}))
+    srun = model["srun_port_range"]
+    srun_ports = list(range(srun["first"], srun["last"] + 1))
+    mode = model["network_mode"]
+    controller = {"extraConfMap": {"SrunPortRange": srun["conf"]},
+                  "podSpec": {"serviceAccountName": sas["controller"]}}
+    if mode != "routed":
+        controller["service"] = {
+            "spec": {"type": "NodePort", "externalTrafficPolicy": "Local"},
+            "port": model["controller"]["port"],
+            "nodePort": model["nodeport"]["port"],
+        }
+        controller["slurmctld"] = {"ports": _host_ports(srun_ports)}
+    else:
+        # Said, not left out: the operator keeps the type of an existing Service when the
+        # values name none (seen switching a cluster from nat to routed).
+        controller["service"] = {"spec": {"type": "ClusterIP"}}
+    values = {
+        "clusterName": model["name"],
+        "controller": controller,
+        "restapi": {"podSpec": {"serviceAccountName": sas["restapi"]}},
+        "partitions": DEFAULT_PARTITIONS,
+        "nodesets": {},
+        "loginsets": {},
+        "extraObjects": [
+            {"apiVersion": "v1", "kind": "ServiceAccount", "automountServiceAccountToken": False,
+             # No namespace: Helm (and Argo CD, Flux) put it in the release's namespace.
+             "metadata": {"name": sas[component], "labels": {"app.kubernetes.io/component": component}}}
+            for component in sorted(sas)
+        ],
+    }
+    for name in sorted(nodesets or {}):
+        options = dict(nodesets[name] or {})
+        host_network = options.pop("host_network", mode == "hostnetwork")
+        nodeset = dict(options, enabled=options.get("enabled", True))
+        pod_spec = {"serviceAccountName": sas["worker"]}
+        if host_network:
+            pod_spec.update(hostNetwork=True, dnsPolicy="ClusterFirstWithHostNet")
+        elif mode != "routed":  # routed: pod IPs are reachable as they are
+            nodeset["slurmd"] = {"ports": _host_ports([model["slurmd_port"]] + srun_ports)}
+        nodeset["podSpec"] = dict(options.get("podSpec") or {}, **pod_spec)
+        values["nodesets"][name] = nodeset
+    for name in sorted(loginsets or {}):
+        options = dict(loginsets[name] or {})
+        values["loginsets"][name] = dict(options, enabled=options.get("enabled", True),
+                                         podSpec=dict(options.get("podSpec") or {}, serviceAccountName=sas["login"]))
+    return values
+
+
+def service_drift(service, values):
+    """How the live controller Service differs from what the chart values ask for ([] when not).
+
+    Slinky's operator v1.2.1 creates the controller Service from the Controller's spec.service
+    but never updates it afterwards (internal/utils/objectutils/patch.go, SyncObject with
+    shouldUpdate=false), so a changed nodePort, type or traffic policy reaches it only when the
+    Service is made again. values: the `controller` values of chart_values()."""
+    want = (values or {}).get("service") or {}
+    want_spec = want.get("spec") or {}
+    spec = (service or {}).get("spec") or {}
+    drift = []
+    want_type = want_spec.get("type", "ClusterIP")
+    if spec.get("type", "ClusterIP") != want_type:
+        drift.append("type %s, wants %s" % (spec.get("type", "ClusterIP"), want_type))
+    if "externalTrafficPolicy" in want_spec and spec.get("externalTrafficPolicy") != want_spec["externalTrafficPolicy"]:
+        drift.append("externalTrafficPolicy %s, wants %s" % (spec.get("externalTrafficPolicy"), want_spec["externalTrafficPolicy"]))
+    ports = spec.get("ports") or [{}]
+    if "port" in want and ports[0].get("port") != want["port"]:
+        drift.append("port %s, wants %s" % (ports[0].get("port"), want["port"]))
+    if "nodePort" in want and ports[0].get("nodePort") != want["nodePort"]:
+        drift.append("nodePort %s, wants %s" % (ports[0].get("nodePort"), want["nodePort"]))
+    return drift

@@ -85,10 +85,14 @@ EXAMPLES = r"""
 
 RETURN = r"""
 cluster:
-  description: Keys of the slime_cluster model read from the cluster.
+  description:
+    - Keys of the slime_cluster model read from the cluster.
+    - C(controller.host) is the name Slurm connects to, the address part of C(SlurmctldHost=NAME(ADDRESS)) in the
+      slurm.conf the operator rendered (its ConfigMap); C(controller.aliases) holds the name part. Bare metal maps
+      both to C(controller.address).
   returned: success
   type: dict
-  sample: {"controller": {"host": "slurm-controller-0", "address": "10.244.1.5", "port": 6817,
+  sample: {"controller": {"host": "slurm-controller.slurm", "aliases": ["slurm-controller-0"], "address": "10.244.1.5", "port": 6817,
                           "pod": "slurm-controller-0", "node": "worker-1"},
            "nodeport": {"address": "192.168.1.21", "port": 30017, "service": "slurm-controller",
                         "external_traffic_policy": "Local"},
@@ -133,8 +137,13 @@ def main():
         svc = K8sService(get_api_client(module), module)
         pods = svc.find("Pod", "v1", namespace=params["namespace"], label_selectors=params["controller_selector"])
         services = svc.find("Service", "v1", namespace=params["namespace"])
-        result = {"cluster": slinky.cluster_facts(pods["resources"], services["resources"],
-                                                  params["port"], params["service_name"], params["nodeport"])}
+        # The slurm.conf the operator rendered for the controller pod says which name Slurm connects to.
+        slurm_conf, config_name = None, slinky.config_map_name(slinky.controller_pod(pods["resources"]))
+        if config_name:
+            config = svc.find("ConfigMap", "v1", name=config_name, namespace=params["namespace"])
+            slurm_conf = ((config["resources"] or [{}])[0].get("data") or {}).get("slurm.conf")
+        result = {"cluster": slinky.cluster_facts(pods["resources"], services["resources"], params["port"],
+                                                  params["service_name"], params["nodeport"], slurm_conf)}
         policy = result["cluster"].get("nodeport", {}).get("external_traffic_policy")
         if policy not in (None, "Local"):
             module.warn("Service %s has externalTrafficPolicy %s: kube-proxy SNATs bare-metal registrations and "

@@ -78,13 +78,18 @@ def step(core, host):
     powered = bool(spec.get("online")) if nxt not in ("", "registering") else False
     if nxt == "available" and not spec.get("online"):
         powered = False
+    # Shaped by the real BareMetalHost schema (baremetal-operator v0.13.2): errorCount and
+    # provisioning.ID are required, errorType is an enum (absent when there is no error).
+    provisioning = {"state": nxt, "ID": host["metadata"]["uid"], "bootMode": spec.get("bootMode", "UEFI")}
+    if (spec.get("image") or {}).get("url"):
+        provisioning["image"] = spec["image"]
     new = {
-        "provisioning": {"state": nxt, "bootMode": spec.get("bootMode", "UEFI"),
-                         "image": spec.get("image") or {}},
+        "provisioning": provisioning,
         "poweredOn": powered,
         "operationalStatus": "error" if error else "OK",
-        "errorType": error_type if error else "",
+        "errorType": error_type if error else None,
         "errorMessage": error or "",
+        "errorCount": 1 if error else 0,
         "goodCredentials": {} if error else {"credentials": {"name": (spec.get("bmc") or {}).get("credentialsName")}},
     }
     old = {key: status.get(key) for key in new}

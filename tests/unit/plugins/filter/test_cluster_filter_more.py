@@ -14,7 +14,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.slime.hybrid.plugins.filter.cluster import FilterModule
 
-FILTERS = ["doctor_checks", "doctor_findings", "doctor_report", "doctor_srun_results", "chart_values", "dns_label_errors"]
+FILTERS = ["doctor_checks", "doctor_findings", "doctor_report", "doctor_srun_results", "chart_values", "loginset_errors", "dns_label_errors"]
 
 MODEL = {
     "controller": {"host": "slurm-controller", "address": "10.126.0.11"},
@@ -94,18 +94,26 @@ def test_chart_values_nat_with_a_pod_and_a_host_network_nodeset(filters):
     assert controller["extraConfMap"] == {"SrunPortRange": "60001-60100"}
     assert controller["service"] == {"spec": {"type": "NodePort", "externalTrafficPolicy": "Local"},
                                      "port": 6817, "nodePort": 30017}
-    (ctld,) = controller["podSpec"]["containers"]
-    assert ctld["name"] == "slurmctld"
-    assert [port["hostPort"] for port in ctld["ports"]] == SRUN_PORTS
-    assert all(port["containerPort"] == port["hostPort"] and port["protocol"] == "TCP" for port in ctld["ports"])
+    assert [port["hostPort"] for port in controller["slurmctld"]["ports"]] == SRUN_PORTS
+    assert "containers" not in controller["podSpec"]
     assert sorted(values["nodesets"]) == ["gpu", "slinky"]
     assert values["nodesets"]["gpu"] == {"replicas": 1, "enabled": True,
-                                         "podSpec": {"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"}}
+                                         "podSpec": {"serviceAccountName": "slurm-worker", "hostNetwork": True,
+                                                     "dnsPolicy": "ClusterFirstWithHostNet"}}
     slinky = values["nodesets"]["slinky"]
     assert slinky["replicas"] == 2 and slinky["enabled"] is True
-    (slurmd,) = slinky["podSpec"]["containers"]
-    assert slurmd["name"] == "slurmd"
-    assert [port["hostPort"] for port in slurmd["ports"]] == [6818] + SRUN_PORTS
+    assert [port["hostPort"] for port in slinky["slurmd"]["ports"]] == [6818] + SRUN_PORTS
+
+
+def test_chart_values_service_accounts_and_loginsets(filters):
+    routed = dict(MODEL, network_mode="routed", pod_routes=[{"cidr": "10.244.0.0/24", "via": "192.0.2.10"}])
+    values = filters["chart_values"](routed, {}, {"login": {"replicas": 1}}, {"login": "site-login"})
+    assert values["loginsets"] == {"login": {"replicas": 1, "enabled": True, "podSpec": {"serviceAccountName": "site-login"}}}
+    assert [sa["metadata"]["name"] for sa in values["extraObjects"]] == ["slurm-controller", "site-login", "slurm-restapi", "slurm-worker"]
+    assert filters["loginset_errors"](routed, {"login": {}}) == []
+    (error,) = filters["loginset_errors"](MODEL, {"login": {}})
+    assert error.startswith("slinky_loginsets=login: srun or salloc in a login pod cannot reach bare-metal workers in network_mode nat")
+    assert filters["loginset_errors"](dict(MODEL, srun_port_range="x"), {"login": {}}) == []
 
 
 def test_chart_values_rejects_an_invalid_model(filters):

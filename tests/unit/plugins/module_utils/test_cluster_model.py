@@ -298,8 +298,17 @@ def test_normalize_valid_model():
     assert out["network_mode"] == "nat"
     assert out["slurm_version"] == "26.05"
     assert out["max_node_count"] == 64
-    assert out["controller"] == {"host": "slurm-controller", "address": "10.126.0.11", "port": 6817}
+    assert out["controller"] == {"host": "slurm-controller", "aliases": [], "address": "10.126.0.11", "port": 6817}
     assert out["nodeport"] == {"address": "10.127.0.50", "port": 30017, "static_band": True}
+
+
+def test_controller_aliases():
+    out = cm.normalize(valid_model(**{"controller.host": "slurm-controller.slurm",
+                                      "controller.aliases": ["slurm-controller-0", "slurm-controller.slurm"]}))
+    assert out["controller"]["aliases"] == ["slurm-controller-0"]  # the host itself is not repeated
+    for bad in ("slurm-controller-0", ["bad name"], [3]):
+        (error,) = cm.validate(valid_model(**{"controller.aliases": bad}))
+        assert error.startswith("controller.aliases=") and "must be a list of host names" in error
     assert out["slurmd_port"] == 6818
     assert out["srun_port_range"] == {
         "first": 60001, "last": 60100, "size": 100, "conf": "60001-60100", "iptables": "60001:60100",
@@ -498,38 +507,6 @@ def test_slurmd_conf_args(features, extra, expected):
     assert cm.slurmd_conf_args(features, extra) == expected
 
 
-# --------------------------------------------------------------------------- chart values
-
-
-def test_chart_values_expose_controller_and_nodesets():
-    model = cm.normalize(valid_model())
-    values = cm.chart_values(model, {"slinky": {}, "hostnet": {"host_network": True}})
-    ctl = values["controller"]
-    assert ctl["extraConfMap"] == {"SrunPortRange": "60001-60100"}
-    assert ctl["service"] == {"spec": {"type": "NodePort", "externalTrafficPolicy": "Local"},
-                              "port": 6817, "nodePort": 30017}
-    (slurmctld,) = ctl["podSpec"]["containers"]
-    assert slurmctld["name"] == "slurmctld"
-    assert [p["hostPort"] for p in slurmctld["ports"]] == list(range(60001, 60101))
-    assert all(p["containerPort"] == p["hostPort"] and p["protocol"] == "TCP" for p in slurmctld["ports"])
-    assert values["nodesets"]["slinky"]["enabled"] is True
-    (slurmd,) = values["nodesets"]["slinky"]["podSpec"]["containers"]
-    assert slurmd["name"] == "slurmd"
-    assert [p["hostPort"] for p in slurmd["ports"]] == [6818] + list(range(60001, 60101))
-    assert values["nodesets"]["hostnet"] == {"enabled": True,
-                                             "podSpec": {"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"}}
-
-
-def test_chart_values_follow_the_model():
-    model = cm.normalize(valid_model(**{"srun_port_range": "61000-61009", "nodeport.port": 30050, "slurmd_port": 6828}))
-    values = cm.chart_values(model, {"a": None})
-    assert values["controller"]["extraConfMap"]["SrunPortRange"] == "61000-61009"
-    assert values["controller"]["service"]["nodePort"] == 30050
-    ports = values["nodesets"]["a"]["podSpec"]["containers"][0]["ports"]
-    assert [p["hostPort"] for p in ports] == [6828] + list(range(61000, 61010))
-    assert cm.chart_values(model)["nodesets"] == {}
-
-
 # --------------------------------------------------------------------------- network modes
 
 ROUTES = [{"cidr": "10.126.0.0/24", "via": "10.127.0.50"}, {"cidr": "10.126.1.0/24", "via": "10.127.0.51"}]
@@ -565,13 +542,3 @@ def test_nat_and_hostnetwork_need_the_nodeport_but_not_routes():
         assert [rule["name"] for rule in model["dnat"]] == ["slurmctld", "controller-srun"]
         errors = cm.validate(valid_model(**{"network_mode": mode, "nodeport.port": DELETE}))
         assert errors == ["nodeport.port is required (the controller Service's nodePort, 30000-32767)"]
-
-
-def test_chart_values_per_mode():
-    routed = cm.chart_values(cm.normalize(valid_model(network_mode="routed", pod_routes=ROUTES)), {"slinky": {"replicas": 3}})
-    assert routed == {"controller": {"extraConfMap": {"SrunPortRange": "60001-60100"}},
-                      "nodesets": {"slinky": {"enabled": True, "replicas": 3}}}
-    hostnet = cm.chart_values(cm.normalize(valid_model(network_mode="hostnetwork")), {"slinky": {}, "pinned": {"host_network": False}})
-    assert hostnet["nodesets"]["slinky"]["podSpec"] == {"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"}
-    assert hostnet["nodesets"]["pinned"]["podSpec"]["containers"][0]["name"] == "slurmd"
-    assert hostnet["controller"]["service"]["spec"]["externalTrafficPolicy"] == "Local"

@@ -13,6 +13,7 @@ import json
 
 import pytest
 
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model as cm
 from ansible_collections.slime.hybrid.plugins.module_utils import slinky
 
 
@@ -242,7 +243,7 @@ def test_secret_value_raises_for_a_secret_without_data(secret):
 def test_cluster_facts_end_to_end(objects):
     facts = slinky.cluster_facts(objects["controller_pods"], objects["services"])
     assert facts == {
-        "controller": {"host": "slurm-controller-1", "address": "10.126.1.7", "port": 6817,
+        "controller": {"host": "slurm-controller-1", "aliases": [], "address": "10.126.1.7", "port": 6817,
                        "pod": "slurm-controller-1", "node": "k8s-node-2"},
         "nodeport": {"address": "10.127.0.51", "port": 30017, "service": "slurm-controller",
                      "external_traffic_policy": "Local"},
@@ -271,6 +272,131 @@ def test_cluster_facts_with_another_port_and_service_name(objects):
                                  "external_traffic_policy": "Cluster"}
 
 
+# The operator's slurm.conf (slurm-operator v1.2.1, controllerbuilder/controller_config.go), as it
+# rendered it in molecule/k8s.
+OPERATOR_SLURM_CONF = """#
+### GENERAL ###
+ClusterName=k8stest
+SlurmUser=slurm
+SlurmctldHost=slurm-controller-0(slurm-controller.slurm)
+SlurmctldPort=6817
+"""
+
+
+def test_cluster_facts_take_the_name_slurm_connects_to_from_the_operators_slurm_conf(objects):
+    facts = slinky.cluster_facts(objects["controller_pods"], objects["services"], slurm_conf=OPERATOR_SLURM_CONF)
+    assert facts["controller"]["host"] == "slurm-controller.slurm"
+    assert facts["controller"]["aliases"] == ["slurm-controller-0"]
+    assert slinky.slurmctld_host("SlurmctldHost=ctl\n") == ("ctl", "ctl")
+    assert slinky.slurmctld_host("slurmctldhost = a(b.c)\nSlurmctldHost=backup\n") == ("a", "b.c")
+    with pytest.raises(slinky.SlinkyInfoError, match="no SlurmctldHost"):
+        slinky.slurmctld_host("ClusterName=x\n")
+
+
+def test_config_map_name_is_the_first_configmap_of_the_projected_volume():
+    pod = {"spec": {"volumes": [{"name": "logs", "emptyDir": {}},
+                                {"name": "slurm-etc", "projected": {"sources": [
+                                    {"configMap": {"name": "slurm-config"}}, {"secret": {"name": "slurm-auth-slurm"}},
+                                    {"configMap": {"name": "slurm-config-extra"}}]}}]}}
+    assert slinky.config_map_name(pod) == "slurm-config"
+    assert slinky.config_map_name({"spec": {}}) is None
+
+
 def test_cluster_facts_raises_without_a_ready_controller(objects):
     with pytest.raises(slinky.SlinkyInfoError, match="pods found: slurm-controller-0, slurm-controller-2"):
         slinky.cluster_facts([objects["controller_pods"][0], objects["controller_pods"][2]], objects["services"])
+
+
+# --------------------------------------------------------------------------- chart values
+
+MODEL = {
+    "name": "lab", "slurm_version": "26.05", "network_mode": "nat",
+    "controller": {"host": "slurm-controller-0", "address": "10.244.0.10", "port": 6817},
+    "nodeport": {"address": "192.0.2.10", "port": 30017},
+    "slurmd_port": 6818, "srun_port_range": "60001-60100", "max_node_count": 64,
+}
+ROUTES = [{"cidr": "10.244.0.0/24", "via": "192.0.2.10"}]
+
+
+def _values(nodesets=None, loginsets=None, **changes):
+    return slinky.chart_values(cm.normalize(dict(MODEL, **changes)), nodesets, loginsets)
+
+
+def test_ports_go_where_the_operator_merges_them_never_to_pod_spec_containers():
+    values = _values({"slinky": {}})
+    ctl, nodeset = values["controller"], values["nodesets"]["slinky"]
+    assert [p["hostPort"] for p in ctl["slurmctld"]["ports"]] == list(range(60001, 60101))
+    assert all(p["containerPort"] == p["hostPort"] and p["protocol"] == "TCP" for p in ctl["slurmctld"]["ports"])
+    assert [p["hostPort"] for p in nodeset["slurmd"]["ports"]] == [6818] + list(range(60001, 60101))
+    # podSpec.containers would be appended as a second, image-less container (pod_template.go).
+    assert "containers" not in ctl["podSpec"] and "containers" not in nodeset["podSpec"]
+
+
+def test_every_pod_runs_as_its_own_service_account_made_by_the_chart():
+    values = _values({"slinky": {"podSpec": {"nodeSelector": {"gpu": "yes"}}}})
+    assert values["controller"]["podSpec"] == {"serviceAccountName": "slurm-controller"}
+    assert values["restapi"]["podSpec"] == {"serviceAccountName": "slurm-restapi"}
+    assert values["nodesets"]["slinky"]["podSpec"] == {"nodeSelector": {"gpu": "yes"}, "serviceAccountName": "slurm-worker"}
+    sas = values["extraObjects"]
+    assert [(sa["kind"], sa["metadata"]["name"], sa["automountServiceAccountToken"]) for sa in sas] == [
+        ("ServiceAccount", "slurm-controller", False), ("ServiceAccount", "slurm-login", False),
+        ("ServiceAccount", "slurm-restapi", False), ("ServiceAccount", "slurm-worker", False)]
+    assert not any("namespace" in sa["metadata"] for sa in sas)  # the release's namespace
+
+
+def test_partition_all_holds_pods_and_bare_metal():
+    assert _values()["partitions"] == {"all": {"enabled": True, "nodesets": ["ALL"],
+                                               "configMap": {"Default": "YES", "MaxTime": "UNLIMITED", "State": "UP"}}}
+
+
+def test_values_follow_the_model():
+    values = _values({"a": None}, **{"srun_port_range": "61000-61009", "slurmd_port": 6828, "name": "site"})
+    assert values["clusterName"] == "site"
+    assert values["controller"]["extraConfMap"]["SrunPortRange"] == "61000-61009"
+    assert [p["hostPort"] for p in values["nodesets"]["a"]["slurmd"]["ports"]] == [6828] + list(range(61000, 61010))
+    assert _values()["nodesets"] == {}
+
+
+def test_values_per_network_mode():
+    routed = _values({"slinky": {"replicas": 3}}, network_mode="routed", pod_routes=ROUTES)
+    assert routed["controller"]["service"] == {"spec": {"type": "ClusterIP"}} and "slurmctld" not in routed["controller"]
+    assert routed["nodesets"] == {"slinky": {"enabled": True, "replicas": 3, "podSpec": {"serviceAccountName": "slurm-worker"}}}
+    hostnet = _values({"slinky": {}, "pinned": {"host_network": False}}, network_mode="hostnetwork")
+    assert hostnet["nodesets"]["slinky"]["podSpec"] == {"serviceAccountName": "slurm-worker", "hostNetwork": True,
+                                                        "dnsPolicy": "ClusterFirstWithHostNet"}
+    assert "slurmd" not in hostnet["nodesets"]["slinky"]
+    assert [p["hostPort"] for p in hostnet["nodesets"]["pinned"]["slurmd"]["ports"]][:1] == [6818]
+    assert hostnet["controller"]["service"]["spec"]["externalTrafficPolicy"] == "Local"
+
+
+def test_loginsets_only_where_bare_metal_reaches_the_login_pod():
+    assert slinky.loginset_errors(cm.normalize(dict(MODEL, network_mode="routed", pod_routes=ROUTES)), {"login": {}}) == []
+    assert slinky.loginset_errors(cm.normalize(MODEL), {}) == []
+    for mode in ("nat", "hostnetwork"):
+        (error,) = slinky.loginset_errors(cm.normalize(dict(MODEL, network_mode=mode)), {"b": {}, "a": {}})
+        assert error.startswith("slinky_loginsets=a,b: srun or salloc in a login pod cannot reach bare-metal workers "
+                                "in network_mode %s" % mode)
+        assert "use network_mode routed" in error
+
+
+def test_service_drift_names_what_the_operator_will_not_update():
+    nat = _values()["controller"]
+    live = {"spec": {"type": "NodePort", "externalTrafficPolicy": "Local",
+                     "ports": [{"name": "slurmctld", "port": 6817, "nodePort": 30017}]}}
+    assert slinky.service_drift(live, nat) == []
+    moved = {"spec": dict(live["spec"], ports=[{"port": 6817, "nodePort": 30018}])}
+    assert slinky.service_drift(moved, nat) == ["nodePort 30018, wants 30017"]
+    cluster = {"spec": {"type": "NodePort", "externalTrafficPolicy": "Cluster", "ports": [{"port": 6817, "nodePort": 30017}]}}
+    assert slinky.service_drift(cluster, nat) == ["externalTrafficPolicy Cluster, wants Local"]
+    routed = _values(network_mode="routed", pod_routes=ROUTES)["controller"]
+    assert slinky.service_drift(live, routed) == ["type NodePort, wants ClusterIP"]
+    assert slinky.service_drift({"spec": {"type": "ClusterIP", "ports": [{"port": 6817}]}}, routed) == []
+
+
+def test_service_account_errors():
+    assert slinky.service_account_errors(dict(slinky.SERVICE_ACCOUNTS)) == []
+    errors = slinky.service_account_errors({"controller": "Bad_Name", "worker": "w", "restapi": "r", "slurmd": "x"})
+    assert errors[0] == "slinky_service_accounts must name controller, login, restapi, worker; missing: login"
+    assert errors[1] == "slinky_service_accounts: slurmd is not a kind of Slinky pod (allowed: controller, login, restapi, worker)"
+    assert errors[2].startswith("slinky_service_accounts.controller='Bad_Name' is not a valid Kubernetes name")
+    assert slinky.service_account_errors(["a"])[0].startswith("slinky_service_accounts=['a'] must map")
