@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import copy
 import re
 
 from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model
@@ -221,7 +222,7 @@ def chart_values(model, nodesets=None, loginsets=None, service_accounts=None):
         "clusterName": model["name"],
         "controller": controller,
         "restapi": {"podSpec": {"serviceAccountName": sas["restapi"]}},
-        "partitions": DEFAULT_PARTITIONS,
+        "partitions": copy.deepcopy(DEFAULT_PARTITIONS),
         "nodesets": {},
         "loginsets": {},
         "extraObjects": [
