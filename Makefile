@@ -10,6 +10,10 @@ export K8S_AUTH_KUBECONFIG := $(CACHE)/k8s/kubeconfig
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PY_COLORS := 0
+# Upstream charts, CRDs and sources the test tiers fall back to where registries refuse them
+# (never part of the repository): beside the checkout, or this workplace's shared copy.
+SLIME_VENDOR_DIR ?= $(firstword $(wildcard $(CURDIR)/../shared/vendor /work/shared/vendor))
+export SLIME_VENDOR_DIR
 
 .PHONY: deps collection demo lab-up lab-down test static unit molecule k8s metal3 integration sanity lint docs-check ee-check bench build
 
