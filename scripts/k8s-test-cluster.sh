@@ -234,7 +234,7 @@ EOF
     "https://127.0.0.1:$api_port" "$pki/apiserver.crt" "$pki/admin.token" "$operator_namespace" "$operator_sa" "$run" \
     "slurm-restapi.$slurm_namespace"
   log "starting the runner of slurmctld + slurmrestd for namespace $slurm_namespace ($slurm_image)"
-  spawn k8s-test-slurm "$here/scripts/k8s-test-slurm.py" \
+  spawn k8s-test-slurm python3 "$here/scripts/k8s-test-slurm.py" \
     "https://127.0.0.1:$api_port" "$pki/apiserver.crt" "$pki/admin.token" "$slurm_namespace" "$run" "$slurm_image"
 
   # Ready when every node is Ready and the default ServiceAccount exists (pods need it).

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright (c) 2026 slime.hybrid contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The kubelet of the test tier for Slinky's Slurm pods (started by scripts/k8s-test-cluster.sh).
@@ -24,7 +23,7 @@ where scripts/k8s-test-operator.sh points the RestApi Service's name. A changed 
 restarts slurmctld (as the operator's config hash rolls the pod); a new or deleted pod starts
 or removes its slurmd. On SIGTERM every container is removed.
 
-usage: k8s-test-slurm.py SERVER CA_FILE ADMIN_TOKEN_FILE NAMESPACE RUN_DIR IMAGE
+usage: python3 k8s-test-slurm.py SERVER CA_FILE ADMIN_TOKEN_FILE NAMESPACE RUN_DIR IMAGE
 """
 
 import base64
@@ -99,7 +98,7 @@ def render(controller):
             os.chmod(full, 0o644)
         digest.update(path.encode() + b"\0" + files[path].encode("latin-1"))
     host = [line.split("=", 1)[1].strip() for line in files["slurm.conf"].splitlines() if line.startswith("SlurmctldHost=")][0]
-    host_name, _, host_addr = host.rstrip(")").partition("(")
+    host_name, _paren, host_addr = host.rstrip(")").partition("(")
     return digest.hexdigest()[:16], host_name, host_addr or host_name
 
 
