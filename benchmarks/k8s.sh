@@ -53,17 +53,21 @@ python - "$cache/k8s/kubeconfig" <<'PY'
 import collections, sys, kubernetes
 kubernetes.config.load_kube_config(sys.argv[1])
 client = kubernetes.dynamic.DynamicClient(kubernetes.client.ApiClient())
-kinds = collections.Counter()
+SLINKY = {"Controller", "NodeSet", "RestApi", "LoginSet", "Accounting", "Token"}
+made = {"operator": collections.Counter(), "controllers": collections.Counter()}
 for api, kind in (("v1", "Pod"), ("v1", "Service"), ("v1", "ConfigMap"), ("v1", "Secret"), ("apps/v1", "StatefulSet"),
-                  ("apps/v1", "Deployment"), ("policy/v1", "PodDisruptionBudget"),
-                  ("slinky.slurm.net/v1beta1", "Token")):
+                  ("apps/v1", "Deployment"), ("apps/v1", "ReplicaSet"), ("policy/v1", "PodDisruptionBudget"),
+                  ("v1", "PersistentVolumeClaim"), ("apps/v1", "ControllerRevision")):
     for obj in client.resources.get(api_version=api, kind=kind).get(namespace="slurm").items:
-        owners = obj.metadata.ownerReferences or []
-        managed = (obj.metadata.labels or {}).get("app.kubernetes.io/managed-by")
-        if managed != "Helm" and (owners or kind in ("ConfigMap", "Secret", "Service")):
-            kinds[kind] += 1
-print("objects in namespace slurm not made by Helm (the operator's, and the controllers' from them): "
-      + ", ".join("%s %d" % item for item in sorted(kinds.items())))
+        owners = {ref.kind for ref in (obj.metadata.ownerReferences or [])}
+        if owners & SLINKY:
+            made["operator"][kind] += 1
+        elif owners:
+            made["controllers"][kind] += 1
+for who, kinds in made.items():
+    print("objects in namespace slurm owned by the %s: %s (%d)"
+          % ("operator's Slinky objects" if who == "operator" else "Kubernetes controllers",
+             ", ".join("%s %d" % item for item in sorted(kinds.items())), sum(kinds.values())))
 PY
 rm -rf "$inv"
 echo "cached binaries: $(du -shL "$cache/k8s/bin" | cut -f1) ($(cd "$cache/k8s/bin" && for b in kube-apiserver kube-controller-manager kube-scheduler kwok helm slurm-operator; do printf '%s %s, ' "$b" "$(du -h "$b" | cut -f1)"; done)etcd $(du -hL "$cache/k8s/bin/etcd" | cut -f1)); Go build cache $(du -sh "$cache/k8s/go" 2>/dev/null | cut -f1)"
