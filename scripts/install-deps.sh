@@ -51,4 +51,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   "$venv/bin/pip" install -q -r "$here/requirements.txt" -r "$here/requirements-test.txt"
   echo "$want" >"$stamp"
 fi
-echo "install-deps: ok (venv $venv)"
+# Go for the Kubernetes tier's builds: the system Go when it is new enough, else the pinned
+# toolchain from the Go module proxy, checked against its go.sum hash (scripts/go_toolchain.py).
+gobin=$(python3 "$here/scripts/go_toolchain.py" "$cache/go")
+echo "install-deps: ok (venv $venv, go $gobin)"

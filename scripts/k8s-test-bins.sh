@@ -42,7 +42,10 @@ BINARIES=(kube-apiserver kube-controller-manager kube-scheduler helm kwok slurm-
 # Build and module caches live in our cache so reruns reuse them. -mod=mod lets `go build`
 # fill in go.sum of the wrapper module itself; GOTOOLCHAIN=local keeps go from fetching one.
 go_env() {
-  command -v go >/dev/null || die "go is not installed (need Go >= 1.26 to build slurm-operator $SLINKY_VERSION and Kubernetes)"
+  local gobin
+  # The system Go when it is new enough, else the pinned toolchain under the cache (installed now if missing).
+  gobin=$(python3 "$here/scripts/go_toolchain.py" "$cache/go") || die "no Go toolchain to build slurm-operator $SLINKY_VERSION and Kubernetes with (see above)"
+  export PATH=$gobin:$PATH
   export GOCACHE=$k8s/go/cache GOMODCACHE=$k8s/go/mod
   export GOFLAGS="-mod=mod -buildvcs=false" GOTOOLCHAIN=local CGO_ENABLED=0
   export GOPROXY=${GOPROXY:-https://proxy.golang.org,direct}
@@ -164,6 +167,17 @@ build_all() {
   log "built in $((SECONDS - t0)) s"
 }
 
+# The upstream files the tier's scenarios read (the CRDs they apply, OpenShift's default
+# SCCs): missing ones fail the tier now, not in the middle of a scenario.
+check_vendor_files() {
+  local f
+  for f in openshift/securitycontextconstraints.crd.yaml openshift/default-sccs-release-4.19 \
+           metal3/metal3.io_baremetalhosts.yaml; do
+    [ -e "$vendor/$f" ] || die "$vendor/$f not found: the k8s and metal3 scenarios apply it (set SLIME_VENDOR_DIR to the directory that holds the upstream copies)"
+  done
+}
+
+check_vendor_files
 get_etcd
 build_all
 # OpenShift's SCC admission (its own code, from the vendored apiserver-library-go tree).

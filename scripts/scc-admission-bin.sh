@@ -34,7 +34,8 @@ if [ -x "$bin/scc-admission" ] && [ "$(cat "$bin/scc-admission.version" 2>/dev/n
   exit 0
 fi
 
-command -v go >/dev/null || die "go is not installed (need Go >= 1.23)"
+gobin=$(python3 "$here/scripts/go_toolchain.py" "$cache/go") || die "no Go toolchain (see above)"
+export PATH=$gobin:$PATH
 mkdir -p "$bin" "$src"
 
 # --- the upstream tree, unpacked once ----------------------------------------------------
