@@ -13,23 +13,34 @@ from jinja2 import Undefined
 from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, doctor, netfilter, node_addr, scontrol, secret_file, slinky
 
 
-def _cluster_model(model):
-    if isinstance(model, Undefined):
-        model._fail_with_undefined_error()  # report the undefined variable, not a bad model
+def _normalized(function, *args):
+    for arg in args:
+        if isinstance(arg, Undefined):
+            arg._fail_with_undefined_error()  # report the undefined variable, not a bad model
     try:
-        return cluster_model.normalize(model)
+        return function(*args)
     except cluster_model.ModelError as exc:
         raise AnsibleFilterError("invalid slime_cluster: %s" % exc)
 
 
-def _chart_values(model, nodesets=None, loginsets=None, service_accounts=None):
-    return slinky.chart_values(_cluster_model(model), nodesets, loginsets, service_accounts)
+def _cluster_model(intent, discovered=None):
+    """The model: slime_cluster completed by what slinky_info discovered (its ``cluster``)."""
+    return _normalized(cluster_model.normalize, intent, discovered)
 
 
-def _loginset_errors(model, loginsets):
-    """Problems of the LoginSets in this model; [] while the model itself is invalid (cluster_errors says why)."""
+def _cluster_intent(intent):
+    """slime_cluster before the cluster exists: discovered fields may be missing."""
+    return _normalized(cluster_model.normalize_intent, intent)
+
+
+def _chart_values(intent, nodesets=None, loginsets=None, service_accounts=None):
+    return slinky.chart_values(_cluster_intent(intent), nodesets, loginsets, service_accounts)
+
+
+def _loginset_errors(intent, loginsets):
+    """Problems of the LoginSets; [] while the intent itself is invalid (cluster_intent_errors says why)."""
     try:
-        return slinky.loginset_errors(cluster_model.normalize(model), loginsets)
+        return slinky.loginset_errors(cluster_model.normalize_intent(intent), loginsets)
     except cluster_model.ModelError:
         return []
 
@@ -61,6 +72,8 @@ class FilterModule(object):
         return {
             "cluster_model": _cluster_model,
             "cluster_errors": cluster_model.validate,
+            "cluster_intent": _cluster_intent,
+            "cluster_intent_errors": cluster_model.intent_errors,
             "chart_values": _chart_values,
             "loginset_errors": _loginset_errors,
             "service_drift": slinky.service_drift,

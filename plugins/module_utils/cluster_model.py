@@ -4,9 +4,12 @@
 """The one model of a hybrid Slurm cluster.
 
 Every role, filter and template of the collection reads the cluster through
-``normalize()``: the user's ``slime_cluster`` dict goes in, a validated dict with
+``normalize(intent, discovered)``: the site's ``slime_cluster`` (intent) and what
+slinky_info read from the running cluster (DISCOVERED) go in, a validated dict with
 derived values (conf server, NAT rules, port lists) comes out. A change of the
 NodePort or the srun range is therefore a one-line change in the inventory.
+Before the cluster exists (the Slinky role), ``normalize_intent()`` checks what the
+site states and leaves the discovered fields empty.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -66,8 +69,11 @@ def _merge(base, override):
 
 
 def parse_port_range(value):
-    """'60001-60100' (or 60001:60100, or [60001, 60100]) -> (60001, 60100). Raises ValueError."""
-    if isinstance(value, (list, tuple)) and len(value) == 2:
+    """'60001-60100' (or 60001:60100, [60001, 60100], or the model's {first, last}) -> (60001, 60100).
+    Raises ValueError."""
+    if isinstance(value, dict) and "first" in value and "last" in value:
+        first, last = value["first"], value["last"]
+    elif isinstance(value, (list, tuple)) and len(value) == 2:
         first, last = value
     else:
         text = str(value).strip()
@@ -159,12 +165,23 @@ def apt_policy_version(policy_output, pinned=""):
     return ""
 
 
+# The bare-metal side of the model is IPv4: iptables (not ip6tables) DNAT and accept rules,
+# `ip -4` routes, rules.v4, and slurm_node_addr's NodeAddr check. An IPv6 address is refused
+# by name here rather than accepted and then not applied.
+_IPV4_ONLY = ("is IPv6; the bare-metal side (iptables DNAT, routes to pod CIDRs, NodeAddr) is IPv4 only "
+              "in this release: give the IPv4 address")
+
+
 def _check_ip(errors, label, value):
     try:
-        return str(ipaddress.ip_address(str(value).strip()))
+        address = ipaddress.ip_address(str(value).strip())
     except ValueError:
         errors.append("%s=%r is not an IP address" % (label, value))
         return None
+    if address.version != 4:
+        errors.append("%s=%r %s" % (label, value, _IPV4_ONLY))
+        return None
+    return str(address)
 
 
 def _check_port(errors, label, value, low=1, high=65535):
@@ -207,20 +224,52 @@ def dns_label_errors(names, label=None):
     return errors
 
 
-def validate(model):
-    """Return the list of problems in a user's cluster model (empty when valid)."""
-    return _build(model)[1]
+# What a site with a Kubernetes API does not write down: slinky_info reads it from the running
+# cluster (the controller pod's address and names, the node behind the NodePort, the Slurm
+# release of the slurmctld image). A site without one (the local lab) states it in slime_cluster.
+DISCOVERED = ("controller.host", "controller.aliases", "controller.address", "nodeport.address", "slurm_version")
 
 
-def normalize(model):
-    """Validated model with derived values; raises ModelError listing every problem."""
-    result, errors = _build(model)
+def validate(intent, discovered=None):
+    """Every problem of the model built from intent and discovered facts ([] when valid)."""
+    return _model(intent, discovered)[1]
+
+
+def normalize(intent, discovered=None):
+    """The model: intent (slime_cluster) completed by discovered facts (slinky_info's
+    ``cluster``), validated, with derived values. Raises ModelError listing every problem.
+    Reads its own output: normalize(normalize(x)) == normalize(x)."""
+    result, errors = _model(intent, discovered)
     if errors:
         raise ModelError(errors)
     return result
 
 
-def _build(raw):
+def intent_errors(intent):
+    """Problems of what a site states (everything but DISCOVERED): what the Slinky role needs
+    before the cluster exists, when nothing can be discovered yet."""
+    return _build(intent, require_discovered=False)[1]
+
+
+def normalize_intent(intent):
+    """The intent validated, with derived values; DISCOVERED fields may be absent (None)."""
+    result, errors = _build(intent, require_discovered=False)
+    if errors:
+        raise ModelError(errors)
+    return result
+
+
+def _model(intent, discovered):
+    if discovered in (None, {}):
+        return _build(intent)
+    if not isinstance(discovered, dict):
+        return None, ["the discovered facts must be a dict (slinky_info's cluster), got %s" % type(discovered).__name__]
+    if not isinstance(intent, dict):
+        return _build(intent)
+    return _build(_merge(intent, discovered))
+
+
+def _build(raw, require_discovered=True):
     errors = []
     if not isinstance(raw, dict):
         return None, ["slime_cluster must be a dict, got %s" % type(raw).__name__]
@@ -242,11 +291,14 @@ def _build(raw):
         errors.append("network_mode=%r is not supported; allowed: %s" % (mode, ", ".join(NETWORK_MODES)))
 
     host = ctl.get("host")
-    if not host or not _HOSTNAME_RE.match(str(host)):
+    if host in (None, "") and not require_discovered:
+        host = None
+    elif not host or not _HOSTNAME_RE.match(str(host)):
         errors.append("controller.host=%r is not a host name (the SlurmctldHost of slurm.conf)" % (host,))
     ctl_addr = None
     if ctl.get("address") in (None, ""):
-        errors.append("controller.address is required (the address bare metal maps controller.host to)")
+        if require_discovered:
+            errors.append("controller.address is required (the address bare metal maps controller.host to)")
     else:
         ctl_addr = _check_ip(errors, "controller.address", ctl.get("address"))
     aliases = ctl.get("aliases") or []
@@ -261,7 +313,7 @@ def _build(raw):
     np_addr = np_port = None
     needs_nodeport = mode != "routed"
     if nodeport.get("address") in (None, ""):
-        if needs_nodeport:
+        if needs_nodeport and require_discovered:
             errors.append("nodeport.address is required (the Kubernetes node that hosts the controller pod)")
     else:
         np_addr = _check_ip(errors, "nodeport.address", nodeport.get("address"))
@@ -310,7 +362,8 @@ def _build(raw):
 
     version = m.get("slurm_version")
     if version is None:
-        errors.append("slurm_version is required (the slurmctld version, e.g. 26.05)")
+        if require_discovered:
+            errors.append("slurm_version is required (the slurmctld version, e.g. 26.05)")
     else:
         try:
             parse_slurm_version(version)
@@ -323,20 +376,28 @@ def _build(raw):
     out = {
         "name": name,
         "network_mode": mode,
-        "slurm_version": str(version),
+        "slurm_version": None if version is None else str(version),
         "max_node_count": max_nodes,
-        "controller": {"host": str(host), "aliases": [a for a in aliases if a != str(host)],
+        "controller": {"host": None if host is None else str(host), "aliases": [a for a in aliases if a != host],
                        "address": ctl_addr, "port": ctl_port},
         "nodeport": {"address": np_addr, "port": np_port,
                      "static_band": np_port is not None and NODEPORT_STATIC_BAND[0] <= np_port <= NODEPORT_STATIC_BAND[1]},
         "slurmd_port": slurmd_port,
         "srun_port_range": srun,
+        "pod_routes": routes,
         # Routes are installed only in routed mode; the pod CIDRs also explain other modes' failures.
         "routes": routes if mode == "routed" else [],
         "pod_cidrs": [route["cidr"] for route in routes],
     }
-    out["inbound"] = [{"name": "slurmd", "ports": str(slurmd_port)},
-                      {"name": "srun", "ports": srun["iptables"]}]
+    # Each rule's comment spells out the whole rule, so a rule the model no longer
+    # produces (say, after a NodePort change) is recognised as stale and replaced.
+    out["inbound"] = [{"name": name_, "ports": ports, "comment": "slime.hybrid/in-%s tcp:%s" % (name_, ports)}
+                      for name_, ports in (("slurmd", str(slurmd_port)), ("srun", srun["iptables"]))]
+    if ctl_addr is None or (mode != "routed" and np_addr is None):
+        # Intent only: nothing is known yet about where the controller runs.
+        out["conf_server_address"] = out["conf_server_port"] = out["conf_server"] = None
+        out["dnat"] = []
+        return out, []
     if mode == "routed":
         # Bare metal reaches the controller pod at its pod IP through the routes.
         out["conf_server_address"], out["conf_server_port"] = ctl_addr, ctl_port
@@ -353,12 +414,8 @@ def _build(raw):
              "to": np_addr},
         ]
     out["conf_server"] = _hostport(out["conf_server_address"], out["conf_server_port"])
-    # Each rule's comment spells out the whole rule, so a rule the model no longer
-    # produces (say, after a NodePort change) is recognised as stale and replaced.
     for rule in out["dnat"]:
         rule["comment"] = "slime.hybrid/%s %s:%s>%s" % (rule["name"], rule["destination"], rule["ports"], rule["to"])
-    for rule in out["inbound"]:
-        rule["comment"] = "slime.hybrid/in-%s tcp:%s" % (rule["name"], rule["ports"])
     return out, []
 
 
@@ -379,10 +436,14 @@ def _check_routes(errors, value, required):
             errors.append("%s=%r must be a mapping with cidr and via" % (label, route))
             continue
         try:
-            cidr = str(ipaddress.ip_network(str(route.get("cidr", "")).strip(), strict=True))
+            network = ipaddress.ip_network(str(route.get("cidr", "")).strip(), strict=True)
         except ValueError:
             errors.append("%s.cidr=%r is not a network address in CIDR form (e.g. 10.244.1.0/24)" % (label, route.get("cidr")))
             continue
+        if network.version != 4:
+            errors.append("%s.cidr=%r %s" % (label, route.get("cidr"), _IPV4_ONLY))
+            continue
+        cidr = str(network)
         via = _check_ip(errors, "%s.via" % label, route.get("via"))
         if via:
             routes.append({"cidr": cidr, "via": via})
@@ -390,8 +451,6 @@ def _check_routes(errors, value, required):
 
 
 def _hostport(address, port):
-    if ":" in address:
-        return "[%s]:%d" % (address, port)
     return "%s:%d" % (address, port)
 
 

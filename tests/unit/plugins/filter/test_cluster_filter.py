@@ -16,7 +16,7 @@ from ansible_collections.slime.hybrid.plugins.filter.cluster import FilterModule
 
 # Every filter the roles call as slime.hybrid.<name>.
 ROLE_FILTERS = [
-    "cluster_model", "cluster_errors", "feature_errors", "slurm_compat_error", "srun_ports_needed",
+    "cluster_model", "cluster_errors", "cluster_intent", "cluster_intent_errors", "feature_errors", "slurm_compat_error", "srun_ports_needed",
     "slurmd_conf", "key_error", "apt_policy_version", "scontrol_nodes", "iptables_stale",
     "slurm_node_available",
 ]
@@ -65,6 +65,28 @@ def test_cluster_model_raises_filter_error_naming_the_bad_value(filters, changes
         filters["cluster_model"](dict(MODEL, **changes))
     assert "invalid slime_cluster" in str(exc.value)
     assert fragment in str(exc.value)
+
+
+INTENT = {"nodeport": {"port": 30017}, "srun_port_range": "60001-60100"}
+DISCOVERED = {"controller": {"host": "slurm-controller.slurm", "aliases": ["slurm-controller-0"], "address": "10.244.1.5"},
+              "nodeport": {"address": "192.168.10.2", "port": 30017, "service": "slurm-controller"},
+              "slurm_version": "26.05"}
+
+
+def test_cluster_model_completes_the_intent_with_what_was_discovered(filters):
+    out = filters["cluster_model"](INTENT, DISCOVERED)
+    assert out["conf_server"] == "192.168.10.2:30017"
+    assert out["controller"]["host"] == "slurm-controller.slurm"
+    assert filters["cluster_model"](out) == out
+    assert filters["cluster_errors"](INTENT, DISCOVERED) == []
+    assert len(filters["cluster_errors"](INTENT)) == 4
+
+
+def test_cluster_intent(filters):
+    assert filters["cluster_intent_errors"](INTENT) == []
+    assert filters["cluster_intent"](INTENT)["srun_port_range"]["conf"] == "60001-60100"
+    with pytest.raises(AnsibleFilterError, match="nodeport.port=80 is outside"):
+        filters["cluster_intent"](dict(INTENT, nodeport={"port": 80}))
 
 
 def test_cluster_errors(filters):

@@ -353,11 +353,17 @@ def test_normalize_custom_ports():
     assert [rule["ports"] for rule in out["inbound"]] == ["7818", "40001:40020"]
 
 
-def test_normalize_ipv6_nodeport_is_bracketed():
-    out = cm.normalize(valid_model(**{"nodeport.address": "fd00:0::50"}))
-    assert out["nodeport"]["address"] == "fd00::50"
-    assert out["conf_server"] == "[fd00::50]:30017"
-    assert out["dnat"][0]["to"] == "[fd00::50]:30017"
+@pytest.mark.parametrize("changes, label", [
+    ({"nodeport.address": "fd00:0::50"}, "nodeport.address='fd00:0::50'"),
+    ({"controller.address": "fd00::11"}, "controller.address='fd00::11'"),
+    ({"network_mode": "routed", "pod_routes": [{"cidr": "fd00:10::/64", "via": "10.127.0.50"}]}, "pod_routes[0].cidr='fd00:10::/64'"),
+    ({"network_mode": "routed", "pod_routes": [{"cidr": "10.126.0.0/24", "via": "fd00::50"}]}, "pod_routes[0].via='fd00::50'"),
+])
+def test_ipv6_is_refused_by_name_not_accepted_and_left_unapplied(changes, label):
+    errors = cm.validate(valid_model(**changes))
+    assert len(errors) == 1, errors
+    assert errors[0].startswith(label + " is IPv6; the bare-metal side")
+    assert "IPv4 only" in errors[0]
 
 
 def test_normalize_does_not_modify_input_or_defaults():
@@ -542,3 +548,74 @@ def test_nat_and_hostnetwork_need_the_nodeport_but_not_routes():
         assert [rule["name"] for rule in model["dnat"]] == ["slurmctld", "controller-srun"]
         errors = cm.validate(valid_model(**{"network_mode": mode, "nodeport.port": DELETE}))
         assert errors == ["nodeport.port is required (the controller Service's nodePort, 30000-32767)"]
+
+
+# --------------------------------------------------------------------------- intent and discovery
+
+# What slinky_info returns as ``cluster`` (plugins/module_utils/slinky.py cluster_facts).
+DISCOVERED = {"controller": {"host": "slurm-controller.slurm", "aliases": ["slurm-controller-0"],
+                             "address": "10.244.1.5", "port": 6820},
+              "nodeport": {"address": "192.168.10.2", "port": 30017, "service": "slurm-controller",
+                           "external_traffic_policy": "Local"},
+              "slurm_version": "26.05"}
+
+
+def intent(**changes):
+    """What a site with a Kubernetes API writes: valid_model() without the DISCOVERED fields."""
+    gone = {key: DELETE for key in cm.DISCOVERED}
+    gone.update(changes)
+    return valid_model(**gone)
+
+
+@pytest.mark.parametrize("mode, extra", [
+    ("nat", {}),
+    ("hostnetwork", {"srun_port_range": [61000, 61099]}),
+    ("routed", {"pod_routes": ROUTES, "nodeport.address": DELETE, "nodeport.port": DELETE}),
+])
+def test_normalize_reads_its_own_output(mode, extra):
+    once = cm.normalize(valid_model(network_mode=mode, **extra))
+    assert cm.validate(once) == []
+    assert cm.normalize(once) == once
+    assert cm.normalize(cm.normalize(once)) == once
+
+
+def test_intent_without_discovered_fields_is_valid_intent_but_not_a_model():
+    assert cm.intent_errors(intent(**{"controller.port": 6820})) == []
+    model = cm.normalize_intent(intent(**{"controller.port": 6820}))
+    assert model["controller"] == {"host": None, "aliases": [], "address": None, "port": 6820}
+    assert model["nodeport"]["address"] is None and model["slurm_version"] is None
+    assert model["conf_server"] is None and model["dnat"] == []
+    # The intent still holds everything chart values need.
+    assert model["srun_port_range"]["conf"] == "60001-60100" and model["nodeport"]["port"] == 30017
+    # A model for bare metal needs what only the running cluster knows.
+    assert cm.validate(intent()) == [
+        "controller.host=None is not a host name (the SlurmctldHost of slurm.conf)",
+        "controller.address is required (the address bare metal maps controller.host to)",
+        "nodeport.address is required (the Kubernetes node that hosts the controller pod)",
+        "slurm_version is required (the slurmctld version, e.g. 26.05)",
+    ]
+
+
+def test_intent_errors_still_checks_what_is_given():
+    errors = cm.intent_errors(intent(**{"controller.address": "not-an-ip", "nodeport.port": 80}))
+    assert errors == ["controller.address='not-an-ip' is not an IP address", "nodeport.port=80 is outside 30000-32767"]
+
+
+def test_intent_completed_by_discovery_is_the_model():
+    model = cm.normalize(intent(**{"controller.port": 6820}), DISCOVERED)
+    assert model["controller"] == {"host": "slurm-controller.slurm", "aliases": ["slurm-controller-0"],
+                                   "address": "10.244.1.5", "port": 6820}
+    assert model["conf_server"] == "192.168.10.2:30017"
+    assert [rule["comment"] for rule in model["dnat"]] == [
+        "slime.hybrid/slurmctld 10.244.1.5:6820>192.168.10.2:30017",
+        "slime.hybrid/controller-srun 10.244.1.5:60001:60100>192.168.10.2"]
+    assert cm.normalize(model) == model
+    # What was discovered wins over what the intent says (the Service's real nodePort).
+    moved = dict(DISCOVERED, nodeport=dict(DISCOVERED["nodeport"], port=30020))
+    assert cm.normalize(intent(), moved)["conf_server"] == "192.168.10.2:30020"
+
+
+def test_discovered_facts_must_be_a_mapping():
+    assert cm.validate(intent(), ["10.244.1.5"]) == ["the discovered facts must be a dict (slinky_info's cluster), got list"]
+    with pytest.raises(cm.ModelError):
+        cm.normalize(intent(), "x")

@@ -71,14 +71,6 @@ def test_conf_server_is_the_controller_pod_ip_in_routed(nodes):
     assert "NodePort" not in first["hint"]
 
 
-def test_conf_server_host_of_an_ipv6_nodeport_has_no_brackets(nodes):
-    raw = dict(copy.deepcopy(RAW_MODEL), nodeport={"address": "fd00:127::50", "port": 30017})
-    model = cluster_model.normalize(raw)
-    assert model["conf_server"] == "[fd00:127::50]:30017"
-    first = doctor.baremetal_checks(model, nodes, "bm-1")[0]
-    assert (first["host"], first["port"]) == ("fd00:127::50", 30017)
-
-
 @pytest.mark.parametrize("mode, fix", [
     ("nat", "the OUTPUT DNAT"),
     ("hostnetwork", "the OUTPUT DNAT"),
