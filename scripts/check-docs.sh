@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# ansible-doc must render every module (plugins/modules/*.py) and every role entry point
-# (roles/*/meta/argument_specs.yml) of this checkout. Modules, roles and entry points are
+# ansible-doc must render every module (plugins/modules/*.py), every filter (plugins/filter/*.py)
+# and every role entry point (roles/*/meta/argument_specs.yml) of this checkout. Modules, roles and entry points are
 # discovered, not listed; a role without meta/argument_specs.yml fails too (every role has one).
+# Each role's README.md must list what its argument_specs say (scripts/role_readme.py --check).
 # Fails, naming each one, when ansible-doc errors, warns, or prints nothing.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,6 +43,19 @@ for file in "$here"/plugins/modules/*.py; do
   render "module $namespace.$name" -t module "$namespace.$name"
 done
 
+# Every filter any plugins/filter/*.py registers (documented in plugins/filter/<name>.yml).
+filters=$(PYTHONPATH=$docs_path python - "$here/plugins/filter" "$namespace" <<'PY'
+import importlib, os, sys
+for name in sorted(os.listdir(sys.argv[1])):
+    if name.endswith(".py") and name != "__init__.py":
+        module = importlib.import_module("ansible_collections.%s.plugins.filter.%s" % (sys.argv[2], name[:-3]))
+        print("\n".join(sorted(module.FilterModule().filters())))
+PY
+)
+for name in $filters; do
+  render "filter $namespace.$name" -t filter "$namespace.$name"
+done
+
 for dir in "$here"/roles/*/; do
   role=$(basename "$dir")
   spec=$dir/meta/argument_specs.yml
@@ -67,6 +81,14 @@ PY
     render "role $namespace.$role entry point $entry" -t role "$namespace.$role" -e "$entry"
   done
 done
+
+# Each role's README.md (what Galaxy shows) lists the variables of meta/argument_specs.yml.
+checked=$((checked + 1))
+if python "$here/scripts/role_readme.py" --check; then
+  echo "check-docs: ok role READMEs match their argument_specs"
+else
+  failed+=("role READMEs")
+fi
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "check-docs: ${#failed[@]} of $checked did not render: ${failed[*]}" >&2

@@ -20,6 +20,8 @@ import copy
 import ipaddress
 import re
 
+from ansible_collections.slime.hybrid.plugins.module_utils.slurmd import parse_slurm_version
+
 # Kubernetes' default --service-node-port-range, and the lower "static" band that
 # KEP-3668 reserves for manually chosen NodePorts.
 NODEPORT_RANGE = (30000, 32767)
@@ -38,15 +40,7 @@ DEFAULTS = {
     "max_node_count": 64,
 }
 
-# Slurm major releases in order; slurmd may be at most two releases older than slurmctld.
-KNOWN_RELEASES = (
-    "20.02", "20.11", "21.08", "22.05", "23.02", "23.11",
-    "24.05", "24.11", "25.05", "25.11", "26.05",
-)
-MAX_RELEASES_BEHIND = 2
-
 _HOSTNAME_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
-_VERSION_RE = re.compile(r"^(?:\d+:)?(\d{2})\.(\d{2})(?:\.(\d+))?")
 _FEATURE_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
@@ -97,72 +91,6 @@ def srun_ports_needed(nodes, pty=False):
         raise ValueError("node count must be at least 1, got %d" % nodes)
     extra_blocks = (max(0, nodes - 48) + 47) // 48
     return 4 + 2 * extra_blocks + (1 if pty else 0)
-
-
-def parse_slurm_version(value):
-    """'26.05.5', 'slurm 26.05.5', '26.05.5-1' or '26.05' -> (26, 5, 5 or None)."""
-    text = str(value).strip()
-    if text.lower().startswith("slurm"):
-        text = text.split(None, 1)[-1] if " " in text else text[5:]
-    match = _VERSION_RE.match(text.strip())
-    if not match:
-        raise ValueError("%r is not a Slurm version (expected YY.MM[.patch])" % (value,))
-    year, month, patch = match.groups()
-    return int(year), int(month), (int(patch) if patch is not None else None)
-
-
-def _months(year, month):
-    return year * 12 + month
-
-
-_KNOWN_MONTHS = [_months(*(int(x) for x in release.split("."))) for release in KNOWN_RELEASES]
-
-
-def release_index(version):
-    """Position of a version's major release in Slurm's release sequence."""
-    year, month, _patch = parse_slurm_version(version)
-    when = _months(year, month)
-    if when > _KNOWN_MONTHS[-1]:
-        # Releases after the last known one come every six months.
-        return len(KNOWN_RELEASES) - 1 + (when - _KNOWN_MONTHS[-1] + 5) // 6
-    if when < _KNOWN_MONTHS[0]:
-        # Before 20.02 Slurm released every nine months (19.05, 18.08, 17.11, ...).
-        return -((_KNOWN_MONTHS[0] - when + 8) // 9)
-    # Within the known span: the newest known release not after this one.
-    return max(index for index, known in enumerate(_KNOWN_MONTHS) if known <= when)
-
-
-def version_compat_error(slurmd_version, slurmctld_version):
-    """None when slurmd may join slurmctld, else a message naming both versions."""
-    try:
-        node = release_index(slurmd_version)
-        ctld = release_index(slurmctld_version)
-    except ValueError as exc:
-        return str(exc)
-    if node > ctld:
-        return ("slurmd %s is newer than slurmctld %s; slurmd must not be newer than the controller"
-                % (slurmd_version, slurmctld_version))
-    if ctld - node > MAX_RELEASES_BEHIND:
-        return ("slurmd %s is %d major releases older than slurmctld %s; at most %d are supported"
-                % (slurmd_version, ctld - node, slurmctld_version, MAX_RELEASES_BEHIND))
-    return None
-
-
-def apt_policy_version(policy_output, pinned=""):
-    """The version apt would leave installed: the pinned one, else the installed one, else
-    the candidate; '' when the package is unknown. Input: `apt-cache policy PKG` output."""
-    if pinned:
-        return str(pinned)
-    found = {}
-    for line in (policy_output or "").splitlines():
-        key, _sep, value = line.strip().partition(":")
-        if key in ("Installed", "Candidate") and key not in found:
-            found[key] = value.strip()
-    for key in ("Installed", "Candidate"):
-        value = found.get(key, "")
-        if value and value != "(none)":
-            return value
-    return ""
 
 
 # The bare-metal side of the model is IPv4: iptables (not ip6tables) DNAT and accept rules,
@@ -452,13 +380,3 @@ def _check_routes(errors, value, required):
 
 def _hostport(address, port):
     return "%s:%d" % (address, port)
-
-
-def slurmd_conf_args(features=None, extra=None):
-    """The --conf string for a dynamic slurmd: 'Feature=a,b Weight=10'."""
-    parts = []
-    if features:
-        parts.append("Feature=%s" % ",".join(features))
-    for key in sorted(extra or {}):
-        parts.append("%s=%s" % (key, extra[key]))
-    return " ".join(parts)

@@ -12,7 +12,6 @@ import json
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.slime.hybrid.plugins.filter.cluster import FilterModule
 
 # Every filter the roles call as slime.hybrid.<name>.
 ROLE_FILTERS = [
@@ -30,11 +29,6 @@ MODEL = {
     "srun_port_range": "60001-60100",
     "slurm_version": "26.05",
 }
-
-
-@pytest.fixture
-def filters():
-    return FilterModule().filters()
 
 
 @pytest.mark.parametrize("users, names", [("roles", ROLE_FILTERS), ("playbooks", PLAYBOOK_FILTERS)])

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 slime.hybrid contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The doctor, chart_values and dns_label_errors filters of plugins/filter/cluster.py, each on a realistic input."""
+"""The doctor, chart_values and dns_label_errors filters (plugins/filter/), each on a realistic input."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -12,7 +12,6 @@ import copy
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.slime.hybrid.plugins.filter.cluster import FilterModule
 
 FILTERS = ["doctor_checks", "doctor_findings", "doctor_report", "doctor_srun_results", "chart_values", "loginset_errors", "dns_label_errors"]
 
@@ -25,11 +24,6 @@ MODEL = {
 }
 
 SRUN_PORTS = list(range(60001, 60101))
-
-
-@pytest.fixture
-def filters():
-    return FilterModule().filters()
 
 
 @pytest.fixture

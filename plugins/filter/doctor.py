@@ -1,0 +1,32 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters over plugins/module_utils/doctor.py: what the hybrid doctor probes and how it reports."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.slime.hybrid.plugins.filter.cluster import model_or_fail
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, doctor
+
+
+def _doctor_checks(model, nodes, member):
+    return doctor.baremetal_checks(model_or_fail(cluster_model.normalize, model), nodes, member)
+
+
+def _doctor_report(results):
+    table, broken = doctor.report(results)
+    return {"table": table.splitlines(), "broken": broken}
+
+
+class FilterModule(object):
+    """slime.hybrid doctor filters."""
+
+    def filters(self):
+        return {
+            "doctor_checks": _doctor_checks,
+            "doctor_findings": doctor.controller_findings,
+            "doctor_report": _doctor_report,
+            "doctor_srun_results": doctor.srun_results,
+        }

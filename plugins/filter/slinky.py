@@ -1,0 +1,36 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters over plugins/module_utils/slinky.py: the Slinky charts' values and the checks of the
+objects the operator made."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.slime.hybrid.plugins.filter.cluster import model_or_fail
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, slinky
+
+
+def _chart_values(intent, nodesets=None, loginsets=None, service_accounts=None):
+    return slinky.chart_values(model_or_fail(cluster_model.normalize_intent, intent), nodesets, loginsets, service_accounts)
+
+
+def _loginset_errors(intent, loginsets):
+    """Problems of the LoginSets; [] while the intent itself is invalid (cluster_intent_errors says why)."""
+    try:
+        return slinky.loginset_errors(cluster_model.normalize_intent(intent), loginsets)
+    except cluster_model.ModelError:
+        return []
+
+
+class FilterModule(object):
+    """slime.hybrid Slinky filters."""
+
+    def filters(self):
+        return {
+            "chart_values": _chart_values,
+            "loginset_errors": _loginset_errors,
+            "service_drift": slinky.service_drift,
+            "service_account_errors": slinky.service_account_errors,
+        }

@@ -1,0 +1,212 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.slime.hybrid.plugins.module_utils import slurmd as sd
+
+
+# --------------------------------------------------------------------------- versions
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("26.05.5", (26, 5, 5)),
+        ("slurm 26.05.5", (26, 5, 5)),  # slurmd -V
+        ("slurm-wlm 24.11.5", (24, 11, 5)),  # slurmd -V of Debian's packages
+        ("26.05.5-1", (26, 5, 5)),  # Debian package version
+        ("1:26.05.5-1", (26, 5, 5)),  # with an epoch
+        ("26.05", (26, 5, None)),
+        (" 26.05.5\n", (26, 5, 5)),
+        (26.05, (26, 5, None)),  # an unquoted YAML float
+    ],
+)
+def test_parse_slurm_version(value, expected):
+    assert sd.parse_slurm_version(value) == expected
+
+
+@pytest.mark.parametrize("value", ["latest", "", "26", "v26.05", "slurm", "26.5", "twenty-six", None])
+def test_parse_slurm_version_rejects_garbage(value):
+    with pytest.raises(ValueError, match="is not a Slurm version"):
+        sd.parse_slurm_version(value)
+
+
+def test_release_index_of_known_releases_follows_their_order():
+    indexes = [sd.release_index(release) for release in sd.KNOWN_RELEASES]
+    assert indexes == list(range(len(sd.KNOWN_RELEASES)))
+
+
+def test_release_index_ignores_patch_and_package_suffix():
+    assert sd.release_index("26.05.5-1") == sd.release_index("26.05") == sd.release_index("slurm 26.05.1")
+
+
+def test_release_index_of_future_releases_continues_every_six_months():
+    last = sd.release_index("26.05")
+    assert sd.release_index("26.11") == last + 1
+    assert sd.release_index("27.05") == last + 2
+    assert sd.release_index("27.11.1") == last + 3
+
+
+@pytest.mark.parametrize(
+    "slurmd, slurmctld",
+    [
+        ("26.05.5", "26.05.5"),
+        ("26.05.5", "26.05"),
+        ("26.05.6", "26.05.5"),  # patch releases of one major release mix freely
+        ("slurm 26.05.5", "26.05"),
+        ("26.05.5-1", "26.05"),
+        ("1:26.05.5-1", "26.05"),
+        ("25.11.3", "26.05"),  # one release older
+        ("25.05.1", "26.05"),  # two releases older
+        ("24.05", "24.11"),
+        ("26.05", "26.11"),  # future controller
+        ("26.05", "27.05"),  # two future releases ahead
+    ],
+)
+def test_version_compat_accepts(slurmd, slurmctld):
+    assert sd.version_compat_error(slurmd, slurmctld) is None
+
+
+@pytest.mark.parametrize(
+    "slurmd, slurmctld",
+    [
+        ("26.11.0", "26.05.5"),
+        ("27.05", "26.11"),
+        ("26.05.5", "25.11"),
+    ],
+)
+def test_version_compat_refuses_slurmd_newer_than_slurmctld(slurmd, slurmctld):
+    error = sd.version_compat_error(slurmd, slurmctld)
+    assert "newer than" in error
+    assert slurmd in error and slurmctld in error
+
+
+@pytest.mark.parametrize(
+    "slurmd, slurmctld, behind",
+    [
+        ("24.11.6", "26.05", 3),
+        ("24.05", "26.05", 4),
+        ("25.05", "27.05", 4),
+    ],
+)
+def test_version_compat_refuses_more_than_two_releases_older(slurmd, slurmctld, behind):
+    error = sd.version_compat_error(slurmd, slurmctld)
+    assert "%d major releases older" % behind in error
+    assert slurmd in error and slurmctld in error
+
+
+def test_version_compat_reports_unparsable_version():
+    assert "'garbage' is not a Slurm version" in sd.version_compat_error("garbage", "26.05")
+
+
+@pytest.mark.parametrize(
+    "older, newer",
+    [
+        ("19.05", "20.02"),  # consecutive real releases: indexes must differ by exactly one
+        ("25.08", "26.05"),  # must at least sort before
+    ],
+)
+def test_release_index_outside_known_releases_keeps_order(older, newer):
+    assert sd.release_index(older) < sd.release_index(newer)
+    if older == "19.05":
+        assert sd.release_index(newer) - sd.release_index(older) == 1
+        assert sd.version_compat_error("19.05", "20.11") is None
+
+
+# --------------------------------------------------------------------------- apt-cache policy
+
+APT_INSTALLED = """\
+slurmd:
+  Installed: 26.05.5-1
+  Candidate: 26.05.5-1
+  Version table:
+ *** 26.05.5-1 500
+        500 http://repo.example.internal/slurm trixie/main amd64 Packages
+        100 /var/lib/dpkg/status
+"""
+
+APT_INSTALLED_OLDER_THAN_CANDIDATE = """\
+slurmd:
+  Installed: 25.11.2-1
+  Candidate: 26.05.5-1
+  Version table:
+     26.05.5-1 500
+        500 http://repo.example.internal/slurm trixie/main amd64 Packages
+ *** 25.11.2-1 100
+        100 /var/lib/dpkg/status
+"""
+
+APT_NOT_INSTALLED = """\
+slurmd:
+  Installed: (none)
+  Candidate: 26.05.5-1
+  Version table:
+     26.05.5-1 500
+        500 http://repo.example.internal/slurm trixie/main amd64 Packages
+"""
+
+APT_NO_CANDIDATE = """\
+slurmd:
+  Installed: (none)
+  Candidate: (none)
+  Version table:
+"""
+
+APT_EPOCH = """\
+slurmd:
+  Installed: (none)
+  Candidate: 1:26.05.5-1
+  Version table:
+     1:26.05.5-1 500
+        500 http://repo.example.internal/slurm trixie/main amd64 Packages
+"""
+
+
+@pytest.mark.parametrize(
+    "output, expected",
+    [
+        (APT_INSTALLED, "26.05.5-1"),
+        (APT_INSTALLED_OLDER_THAN_CANDIDATE, "25.11.2-1"),
+        (APT_NOT_INSTALLED, "26.05.5-1"),
+        (APT_NO_CANDIDATE, ""),
+        (APT_EPOCH, "1:26.05.5-1"),
+        ("", ""),  # `apt-cache policy unknown-package` prints nothing on stdout
+        (None, ""),
+    ],
+    ids=["installed", "installed-older", "not-installed", "no-candidate", "epoch", "unknown", "none"],
+)
+def test_apt_policy_version(output, expected):
+    assert sd.apt_policy_version(output) == expected
+
+
+@pytest.mark.parametrize("output", [APT_INSTALLED, APT_NOT_INSTALLED, ""])
+def test_apt_policy_version_pinned_overrides(output):
+    assert sd.apt_policy_version(output, "26.05.4-1") == "26.05.4-1"
+
+
+def test_apt_policy_version_feeds_version_compat():
+    assert sd.version_compat_error(sd.apt_policy_version(APT_EPOCH), "26.05") is None
+    assert sd.version_compat_error(sd.apt_policy_version(APT_INSTALLED_OLDER_THAN_CANDIDATE), "26.05") is None
+
+
+# --------------------------------------------------------------------------- slurmd --conf
+
+
+@pytest.mark.parametrize(
+    "features, extra, expected",
+    [
+        (["baremetal"], None, "Feature=baremetal"),
+        (["baremetal", "gpu"], {"Weight": 10, "Gres": "gpu:1"}, "Feature=baremetal,gpu Gres=gpu:1 Weight=10"),
+        ([], {"Weight": 5}, "Weight=5"),
+        (None, None, ""),
+        ([], {}, ""),
+    ],
+)
+def test_slurmd_conf_args(features, extra, expected):
+    assert sd.slurmd_conf_args(features, extra) == expected
