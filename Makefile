@@ -15,7 +15,7 @@ export PY_COLORS := 0
 SLIME_VENDOR_DIR ?= $(firstword $(wildcard $(CURDIR)/../shared/vendor /work/shared/vendor))
 export SLIME_VENDOR_DIR
 
-.PHONY: deps collection demo lab-up lab-down test static unit molecule k8s metal3 integration sanity lint docs-check ee-check bench build
+.PHONY: deps collection demo lab-up lab-down test static unit molecule k8s metal3 integration sanity lint docs-check ee-check galaxy-check bench build
 
 deps:
 	./scripts/install-deps.sh
@@ -47,7 +47,11 @@ demo: deps collection lab-up
 test: deps collection
 	./scripts/test-tiers.sh
 
-static: lint sanity docs-check ee-check
+static: lint sanity docs-check ee-check galaxy-check
+
+# What Galaxy's importer says about the tarball: no error, no warning.
+galaxy-check: deps
+	./scripts/check-galaxy.sh
 
 docs-check: collection
 	./scripts/check-docs.sh

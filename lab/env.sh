@@ -1,3 +1,5 @@
+# shellcheck shell=bash disable=SC2034
+# (sourced, never executed; its variables are used by the scripts that source it)
 # Shared settings of the hybrid lab (sourced by up.sh, down.sh and the benchmarks).
 # Addresses are fixed because inventories/lab/ names them; change both together.
 # The hybrid network mode the lab emulates: nat (default), routed or hostnetwork.

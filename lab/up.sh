@@ -77,6 +77,7 @@ for c in $LAB_CONTAINERS; do lab_wait_booted "$c"; done
 # - hostPorts: the srun range of the controller pod, 6818 + the srun range of each pod worker;
 # - pod traffic leaving its node (to the outside, or to another node's hostPort) is
 #   masqueraded to that node's address, so replies come back through the node.
+# shellcheck disable=SC2016  # expanded by the shell inside the container
 x k8snode sh -c 'for f in /proc/sys/net/ipv4/conf/*/send_redirects; do echo 0 >"$f"; done'
 ext_dev=$(x k8snode ip -o -4 addr show to "$LAB_K8SNODE_EXT_IP" | awk '{print $2}')
 nat_rule() { # container chain rule...

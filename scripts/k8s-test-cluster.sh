@@ -69,6 +69,7 @@ port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 spawn() {
   local name=$1; shift
   rm -f "$run/$name.pid"   # a stale pid file would pass the wait below at once
+  # shellcheck disable=SC2016  # $$, $0 and $@ of the inner bash
   setsid nohup bash -c 'echo $$ >"$0"; exec "$@"' "$run/$name.pid" "$@" \
     >"$logs/$name.log" 2>&1 </dev/null &
   for _ in $(seq 50); do [ -s "$run/$name.pid" ] && return 0; sleep 0.1; done

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # ansible-test sanity for every ansible-core release the collection supports.
 #
-# Supported releases: each X.Y with a tests/sanity/ignore-X.Y.txt that meta/runtime.yml's
-# requires_ansible admits, plus the venv's ansible-core when it is newer than all of them.
+# Supported releases: each X.Y of TESTED_RELEASES that meta/runtime.yml's requires_ansible
+# admits, plus the venv's ansible-core when it is newer than all of them. There are no
+# tests/sanity/ignore-X.Y.txt files: every sanity test passes as it is (Galaxy and Automation
+# Hub flag ignore files, even empty ones).
 # SLIME_SANITY_VERSIONS overrides the list ("2.16 2.19"; "venv" = the venv's release only).
 # A release other than the venv's runs from a small venv of its own under
 # $SLIME_CACHE/sanity-venvs/X.Y, created on first use and reused (SLIME_SANITY_REFRESH=1
@@ -11,6 +13,7 @@
 # ansible-test needs the collection at .../ansible_collections/slime/hybrid as a real
 # directory: the tracked files (and local changes) are copied there under the cache.
 set -euo pipefail
+TESTED_RELEASES="2.16 2.17 2.18 2.19"
 here=$(cd "$(dirname "$0")/.." && pwd)
 cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
 venvs=$cache/sanity-venvs
@@ -20,8 +23,8 @@ dest=$cache/sanity/ansible_collections/slime/hybrid
 venv_release=$(python -c 'from ansible.release import __version__ as v; print(".".join(v.split(".")[:2]))')
 python_version=$(python -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 supported=$(
-  cd "$here" && python - "$venv_release" <<'PY'
-import glob, re, sys
+  cd "$here" && python - "$venv_release" "$TESTED_RELEASES" <<'PY'
+import re, sys
 import yaml
 from ansible.module_utils.compat.version import LooseVersion
 spec = yaml.safe_load(open("meta/runtime.yml"))["requires_ansible"]
@@ -32,10 +35,7 @@ def admitted(release):
            "<": lambda a, b: a < b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
     # compare X.Y against the bound cut to X.Y, so >=2.16.0 admits 2.16
     return all(ops[op](v, LooseVersion(".".join(bound.split(".")[:2]))) for op, bound in bounds)
-releases = sorted({m.group(1) for f in glob.glob("tests/sanity/ignore-*.txt")
-                   for m in [re.search(r"ignore-([0-9]+\.[0-9]+)\.txt$", f)] if m},
-                  key=LooseVersion)
-releases = [r for r in releases if admitted(r)]
+releases = [r for r in sys.argv[2].split() if admitted(r)]
 venv = sys.argv[1]
 if admitted(venv) and (not releases or LooseVersion(venv) > LooseVersion(releases[-1])):
     releases.append(venv)

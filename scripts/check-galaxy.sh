@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# What Galaxy says when this collection is uploaded: build the tarball the way
+# `ansible-galaxy collection build` makes it and run galaxy-importer on it (the code Galaxy runs
+# on every upload: ansible-doc of every plugin, role READMEs, ansible-lint, ignore files).
+# Fails on any ERROR line, on any WARNING (galaxy-importer's warnings are all about the
+# collection's own files), and when the importer does not end with
+# "Importer processing completed successfully".
+#
+# galaxy-importer and the collections galaxy.yml depends on (kubernetes.core,
+# community.general: the `ansible` package ships them, where ansible-doc and ansible-lint look
+# whatever ANSIBLE_COLLECTIONS_PATH the importer sets) live in a venv of their own under the
+# cache: the importer pins an ansible-core of its own.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
+venv=$cache/galaxy-importer-venv
+work=$cache/galaxy-importer
+IMPORTER_REQUIREMENTS=("galaxy-importer==0.4.44" "ansible>=12,<13")
+
+fail() { echo "check-galaxy: $*" >&2; exit 1; }
+
+want="${IMPORTER_REQUIREMENTS[*]}"
+if [ "$(cat "$venv/.requirements" 2>/dev/null)" != "$want" ]; then
+  echo "check-galaxy: installing ${IMPORTER_REQUIREMENTS[*]} into $venv"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check "${IMPORTER_REQUIREMENTS[@]}"
+  echo "$want" >"$venv/.requirements"
+fi
+
+rm -rf "$work" && mkdir -p "$work/dist"
+"$venv/bin/ansible-galaxy" collection build --force --output-path "$work/dist" "$here" >/dev/null
+tarball=$(ls "$work"/dist/*.tar.gz)
+echo "check-galaxy: galaxy-importer $(basename "$tarball")"
+# The importer runs ansible-doc and ansible-lint from PATH; HOME keeps what ansible-lint installs
+# (a copy of the collection under ~/.ansible) out of the real home, where it would shadow the checkout.
+(cd "$work" && PATH=$venv/bin:$PATH ANSIBLE_LOCAL_TEMP=$work/tmp HOME=$work \
+  "$venv/bin/python" -m galaxy_importer.main "$tarball") >"$work/importer.log" 2>&1 || {
+  cat "$work/importer.log"; fail "galaxy-importer failed"; }
+cat "$work/importer.log"
+problems=$(grep -E '^(ERROR|WARNING)' "$work/importer.log" || true)
+[ -z "$problems" ] || fail "galaxy-importer reported:
+$problems"
+grep -q '^Importer processing completed successfully' "$work/importer.log" || fail "galaxy-importer did not complete"
+echo "check-galaxy: ok, no error and no warning"
