@@ -10,12 +10,18 @@ __metaclass__ = type
 
 import re
 
-# Slurm major releases in order; slurmd may be at most two releases older than slurmctld.
+# Slurm major releases in order.
 KNOWN_RELEASES = (
     "20.02", "20.11", "21.08", "22.05", "23.02", "23.11",
     "24.05", "24.11", "25.05", "25.11", "26.05",
 )
-MAX_RELEASES_BEHIND = 2
+# Slurm's compatibility window (Upgrade Guide, https://slurm.schedmd.com/upgrades.html,
+# "Compatibility Window"): "Slurm has long supported in-place upgrades from the previous two
+# major releases. With the change to a 6-month cycle in 2024, Slurm 24.11 introduced
+# compatibility with the previous three major releases." So a slurmctld accepts slurmd up to
+# RELEASES_BEHIND[0] releases older before WINDOW_WIDENED_IN, and RELEASES_BEHIND[1] from it on.
+WINDOW_WIDENED_IN = "24.11"
+RELEASES_BEHIND = (2, 3)
 
 _VERSION_RE = re.compile(r"^(?:\d+:)?(\d{2})\.(\d{2})(?:\.(\d+))?")
 
@@ -63,10 +69,19 @@ def version_compat_error(slurmd_version, slurmctld_version):
     if node > ctld:
         return ("slurmd %s is newer than slurmctld %s; slurmd must not be newer than the controller"
                 % (slurmd_version, slurmctld_version))
-    if ctld - node > MAX_RELEASES_BEHIND:
-        return ("slurmd %s is %d major releases older than slurmctld %s; at most %d are supported"
-                % (slurmd_version, ctld - node, slurmctld_version, MAX_RELEASES_BEHIND))
+    window = releases_behind(slurmctld_version)
+    if ctld - node > window:
+        return ("slurmd %s is %d major releases older than slurmctld %s; slurmctld %s accepts slurmd up to %d "
+                "releases older (Slurm's compatibility window: %d from %s on, %d before; "
+                "https://slurm.schedmd.com/upgrades.html)"
+                % (slurmd_version, ctld - node, slurmctld_version, slurmctld_version, window,
+                   RELEASES_BEHIND[1], WINDOW_WIDENED_IN, RELEASES_BEHIND[0]))
     return None
+
+
+def releases_behind(slurmctld_version):
+    """How many major releases older than slurmctld a slurmd may be (2 before 24.11, 3 from it on)."""
+    return RELEASES_BEHIND[1] if release_index(slurmctld_version) >= release_index(WINDOW_WIDENED_IN) else RELEASES_BEHIND[0]
 
 
 def apt_policy_version(policy_output, pinned=""):

@@ -97,7 +97,8 @@ def test_feature_errors(filters):
 def test_slurm_compat_error(filters):
     assert filters["slurm_compat_error"]("slurm 26.05.5", "26.05") == ""
     assert filters["slurm_compat_error"]("25.05.3-1", "26.05") == ""
-    assert "24.11.6" in filters["slurm_compat_error"]("24.11.6", "26.05")
+    assert filters["slurm_compat_error"]("24.11.6", "26.05") == ""  # three releases: inside the 24.11+ window
+    assert "24.05.8" in filters["slurm_compat_error"]("24.05.8", "26.05")
     assert "newer than slurmctld" in filters["slurm_compat_error"]("26.11.0", "26.05")
 
 

@@ -64,6 +64,10 @@ def test_release_index_of_future_releases_continues_every_six_months():
         ("1:26.05.5-1", "26.05"),
         ("25.11.3", "26.05"),  # one release older
         ("25.05.1", "26.05"),  # two releases older
+        ("24.11.5", "26.05"),  # three: Debian trixie's slurmd under Slinky's 26.05 controller
+        ("24.05", "25.05"),  # three, with a 25.05 controller
+        ("23.11", "24.11"),  # three, with the first controller of the wider window
+        ("22.05", "23.11"),  # two, before 24.11
         ("24.05", "24.11"),
         ("26.05", "26.11"),  # future controller
         ("26.05", "27.05"),  # two future releases ahead
@@ -88,17 +92,26 @@ def test_version_compat_refuses_slurmd_newer_than_slurmctld(slurmd, slurmctld):
 
 
 @pytest.mark.parametrize(
-    "slurmd, slurmctld, behind",
+    "slurmd, slurmctld, behind, window",
     [
-        ("24.11.6", "26.05", 3),
-        ("24.05", "26.05", 4),
-        ("25.05", "27.05", 4),
+        ("24.05", "26.05", 4, 3),
+        ("25.05", "27.05", 4, 3),
+        ("23.11", "25.11", 4, 3),
+        ("23.02", "25.05", 4, 3),
+        ("22.05", "24.05", 3, 2),  # 24.05 still has the two-release window
+        ("21.08", "23.11", 3, 2),
     ],
 )
-def test_version_compat_refuses_more_than_two_releases_older(slurmd, slurmctld, behind):
+def test_version_compat_refuses_slurmd_outside_the_window(slurmd, slurmctld, behind, window):
     error = sd.version_compat_error(slurmd, slurmctld)
-    assert "%d major releases older" % behind in error
-    assert slurmd in error and slurmctld in error
+    assert error.startswith("slurmd %s is %d major releases older than slurmctld %s; slurmctld %s accepts slurmd up to %d "
+                            % (slurmd, behind, slurmctld, slurmctld, window)), error
+    assert "https://slurm.schedmd.com/upgrades.html" in error
+
+
+@pytest.mark.parametrize("slurmctld, window", [("20.11", 2), ("23.11", 2), ("24.05", 2), ("24.11", 3), ("26.05", 3), ("27.11", 3)])
+def test_releases_behind_widens_with_24_11(slurmctld, window):
+    assert sd.releases_behind(slurmctld) == window
 
 
 def test_version_compat_reports_unparsable_version():
