@@ -81,7 +81,7 @@ molecule: collection
 # Kubernetes tier (Slinky's real charts and operator on a real control plane; Metal3
 # BareMetalHosts with a stand-in operator). It fails when its binaries cannot be built.
 k8s: collection
-	./scripts/k8s-test-bins.sh
+	./tests/k8s/k8s-test-bins.sh
 	molecule test -s k8s
 	molecule test -s metal3
 

@@ -13,14 +13,14 @@ export ANSIBLE_CONFIG=$PWD/ansible.cfg ANSIBLE_NOCOLOR=1 ANSIBLE_STDOUT_CALLBACK
 python=$(command -v python)
 
 started=0
-if ! ./scripts/metal3-test-services.sh status >/dev/null 2>&1; then
-  ./scripts/metal3-test-services.sh up >/dev/null
+if ! ./tests/integration/metal3/metal3-test-services.sh status >/dev/null 2>&1; then
+  ./tests/integration/metal3/metal3-test-services.sh up >/dev/null
   started=1
 fi
 work=$(mktemp -d)
 cleanup() {
   rm -rf "$work"
-  if [ $started = 1 ]; then ./scripts/metal3-test-services.sh down >/dev/null 2>&1 || true; fi
+  if [ $started = 1 ]; then ./tests/integration/metal3/metal3-test-services.sh down >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Kubernetes tier figures on the real control plane of scripts/k8s-test-cluster.sh (API server,
+# Kubernetes tier figures on the real control plane of tests/k8s/k8s-test-cluster.sh (API server,
 # controller-manager, scheduler, kwok, Slinky's operator v1.2.1 and its charts, real Slurm
 # daemons for the Slinky pods): slinky role converge and idempotent re-run, the time until the
 # operator's pods are Running and their Slurm nodes idle, the objects the operator created,
@@ -11,11 +11,11 @@ now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 changed() { grep -Eo 'changed=[0-9]+' | awk -F= '{ s += $2 } END { print s + 0 }'; }
 
-./scripts/k8s-test-bins.sh >/dev/null
-charts=$(./scripts/slinky-charts.sh 2>/dev/null)
-./scripts/k8s-test-cluster.sh down >/dev/null 2>&1 || true
-./scripts/k8s-test-cluster.sh up >/dev/null
-trap './scripts/k8s-test-cluster.sh down >/dev/null 2>&1' EXIT
+./tests/k8s/k8s-test-bins.sh >/dev/null
+charts=$(./tests/k8s/slinky-charts.sh 2>/dev/null)
+./tests/k8s/k8s-test-cluster.sh down >/dev/null 2>&1 || true
+./tests/k8s/k8s-test-cluster.sh up >/dev/null
+trap './tests/k8s/k8s-test-cluster.sh down >/dev/null 2>&1' EXIT
 export K8S_AUTH_KUBECONFIG=$cache/k8s/kubeconfig ANSIBLE_NOCOLOR=1
 inv=$(mktemp -d)
 cat >"$inv/hosts.yml" <<INV

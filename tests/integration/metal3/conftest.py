@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Metal3 test tier: sushy-tools' fake Redfish BMCs, a fake IPMI BMC and a standalone Ironic.
 
-``scripts/metal3-test-services.sh up`` runs once per session (it installs what is missing,
+``tests/integration/metal3/metal3-test-services.sh up`` runs once per session (it installs what is missing,
 then starts what is not running) and ``down`` at the end; SLIME_METAL3_KEEP=1 leaves the
 services running for the next session. The collection is imported as in tests/unit (through
 ``$SLIME_CACHE/collections``, see ``make collection``).
@@ -26,7 +26,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = os.path.join(ROOT, "scripts", "metal3-test-services.sh")
+SCRIPT = os.path.join(ROOT, "tests", "integration", "metal3", "metal3-test-services.sh")
 CACHE = os.path.expanduser(os.environ.get("SLIME_CACHE") or os.path.join("~", ".cache", "slime-hybrid"))
 COLLECTIONS = os.path.join(CACHE, "collections")
 
@@ -51,7 +51,7 @@ def metal3():
     proc = subprocess.run([SCRIPT, "up"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           universal_newlines=True, check=False)
     if proc.returncode != 0:
-        pytest.fail("scripts/metal3-test-services.sh up failed (rc %d):\n%s" % (proc.returncode, proc.stdout))
+        pytest.fail("tests/integration/metal3/metal3-test-services.sh up failed (rc %d):\n%s" % (proc.returncode, proc.stdout))
     with open(os.path.join(CACHE, "metal3", "endpoints.json")) as handle:
         data = json.load(handle)
     data["up_seconds"] = round(time.time() - start, 1)

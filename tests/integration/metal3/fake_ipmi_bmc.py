@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A fake IPMI BMC (pyghmi's server side, as virtualbmc uses it) for the Metal3 test tier.
 
-Started by scripts/metal3-test-services.sh:
+Started by tests/integration/metal3/metal3-test-services.sh:
     python fake_ipmi_bmc.py --address 127.0.0.1 --port 6230 --user admin --password-file FILE --power on
 It answers IPMI 2.0 sessions (RMCP+) for one user and keeps a power state in memory.
 """

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # A throw-away Kubernetes control plane for the test tier:
-#   scripts/k8s-test-cluster.sh up     start it, write the kubeconfig
-#   scripts/k8s-test-cluster.sh down   stop it and remove the cluster's state
-#   scripts/k8s-test-cluster.sh status
+#   tests/k8s/k8s-test-cluster.sh up     start it, write the kubeconfig
+#   tests/k8s/k8s-test-cluster.sh down   stop it and remove the cluster's state
+#   tests/k8s/k8s-test-cluster.sh status
 #
-# What runs (binaries from scripts/k8s-test-bins.sh, plain background processes, no systemd):
+# What runs (binaries from tests/k8s/k8s-test-bins.sh, plain background processes, no systemd):
 #   etcd, kube-apiserver         the API, with RBAC and the default admission plugins
 #   kube-controller-manager      StatefulSets, ReplicaSets, ServiceAccounts, PV binding, GC ...
 #   kube-scheduler               binds pods to nodes (hostPort conflicts, nodeSelector ...)
@@ -13,7 +13,7 @@
 #   slurm-operator               Slinky's operator, as its chart's Deployment would run it: with
 #                                the token of the chart's ServiceAccount (so the chart's RBAC is
 #                                what it gets), restarted when it exits, as a kubelet would
-#                                (scripts/k8s-test-operator.sh).
+#                                (tests/k8s/k8s-test-operator.sh).
 #   slurmctld, slurmrestd,       real Slurm 26.05 daemons (the lab image) in podman containers, as
 #   slurmd                       the controller, restapi and NodeSet pods would run them, from
 #                                what the operator gave those pods (k8s-test-slurm.py): the
@@ -23,7 +23,7 @@
 # real operator is the process above; login pods are empty.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
 k8s=$cache/k8s
 bin=$k8s/bin
@@ -44,10 +44,10 @@ service_cidr=10.96.0.0/16
 # Slurm pods publish the same hostPorts (6818, the srun range), so the scheduler puts at most
 # one of them on a node: enough nodes for the controller, a login pod and the NodeSet pods.
 nodes=${K8S_TEST_NODES:-6}
-# Where the chart runs the operator (scripts/k8s-test-operator.sh takes its ServiceAccount).
+# Where the chart runs the operator (tests/k8s/k8s-test-operator.sh takes its ServiceAccount).
 operator_namespace=${K8S_TEST_OPERATOR_NAMESPACE:-slinky}
 operator_sa=${K8S_TEST_OPERATOR_SA:-slurm-operator}
-# Where the chart runs the Slurm pods (scripts/k8s-test-slurm.py runs their daemons for real).
+# Where the chart runs the Slurm pods (tests/k8s/k8s-test-slurm.py runs their daemons for real).
 slurm_namespace=${K8S_TEST_SLURM_NAMESPACE:-slurm}
 slurm_image=${K8S_TEST_SLURM_IMAGE:-localhost/slime-slurm:lab}
 
@@ -106,7 +106,7 @@ up() {
     log "already up; KUBECONFIG=$kubeconfig"; return
   fi
   for b in etcd kube-apiserver kube-controller-manager kube-scheduler kwok slurm-operator; do
-    [ -x "$bin/$b" ] || die "$bin/$b missing: run scripts/k8s-test-bins.sh first"
+    [ -x "$bin/$b" ] || die "$bin/$b missing: run tests/k8s/k8s-test-bins.sh first"
   done
   podman image exists "$slurm_image" || "$here/lab/build-image.sh" >/dev/null \
     || die "cannot build $slurm_image (lab/build-image.sh)"
@@ -231,11 +231,11 @@ EOF
   done
 
   log "starting slurm-operator (as $operator_namespace/$operator_sa, once the chart has made it)"
-  spawn k8s-test-operator "$here/scripts/k8s-test-operator.sh" "$bin/slurm-operator" \
+  spawn k8s-test-operator "$here/tests/k8s/k8s-test-operator.sh" "$bin/slurm-operator" \
     "https://127.0.0.1:$api_port" "$pki/apiserver.crt" "$pki/admin.token" "$operator_namespace" "$operator_sa" "$run" \
     "slurm-restapi.$slurm_namespace"
   log "starting the runner of slurmctld + slurmrestd for namespace $slurm_namespace ($slurm_image)"
-  spawn k8s-test-slurm python3 "$here/scripts/k8s-test-slurm.py" \
+  spawn k8s-test-slurm python3 "$here/tests/k8s/k8s-test-slurm.py" \
     "https://127.0.0.1:$api_port" "$pki/apiserver.crt" "$pki/admin.token" "$slurm_namespace" "$run" "$slurm_image"
 
   # Ready when every node is Ready and the default ServiceAccount exists (pods need it).

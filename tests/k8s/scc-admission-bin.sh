@@ -14,7 +14,7 @@ set -euo pipefail
 TARBALL_NAME=apiserver-library-go-release-4.19.tar.gz
 TREE_NAME=apiserver-library-go-release-4.19
 
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
 vendor=${SLIME_VENDOR_DIR:-$here/../shared/vendor}
 k8s=$cache/k8s

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # What a kubelet would do for the slurm-operator pod of Slinky's chart, for the test tier
-# (started by scripts/k8s-test-cluster.sh; there is no kubelet there, only kwok):
+# (started by tests/k8s/k8s-test-cluster.sh; there is no kubelet there, only kwok):
 # wait until the chart has made the operator's ServiceAccount, get a token for it
 # (TokenRequest, as the projected token volume would), run the operator with it and the
 # chart's default arguments, and restart it when it exits (before the CRDs exist it does).
 #
 # The operator reaches slurmrestd at the RestApi Service's name (<name>.<namespace>:6820), which
 # only cluster DNS resolves; here it runs in a mount namespace of its own whose /etc/hosts maps
-# RESTAPI_HOST to 127.0.0.1, where scripts/k8s-test-slurm.py publishes slurmrestd. The
+# RESTAPI_HOST to 127.0.0.1, where tests/k8s/k8s-test-slurm.py publishes slurmrestd. The
 # machine's /etc/hosts is not touched.
 #
 # usage: k8s-test-operator.sh BINARY SERVER CA_FILE ADMIN_TOKEN_FILE NAMESPACE SERVICEACCOUNT RUN_DIR RESTAPI_HOST

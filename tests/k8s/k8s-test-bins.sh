@@ -10,7 +10,7 @@
 #   kube-scheduler           operator was written for
 #   helm                     helm.sh/helm/v3 at the version the operator's go.mod names
 #   kwok                     sigs.k8s.io/kwok at $KWOK_VERSION: Nodes and Pod status (no kubelet)
-#   scc-admission            OpenShift's SCC admission decision (scripts/scc-admission-bin.sh)
+#   scc-admission            OpenShift's SCC admission decision (tests/k8s/scc-admission-bin.sh)
 #
 # All of them are built by ONE `go build` in one wrapper module, so they share one module
 # graph and every package they have in common is compiled once.
@@ -25,7 +25,7 @@ set -euo pipefail
 SLINKY_VERSION=${SLINKY_VERSION:-1.2.1}
 KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
 
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
 vendor=${SLIME_VENDOR_DIR:-$here/../shared/vendor}
 k8s=$cache/k8s
@@ -181,7 +181,7 @@ check_vendor_files
 get_etcd
 build_all
 # OpenShift's SCC admission (its own code, from the vendored apiserver-library-go tree).
-"$here/scripts/scc-admission-bin.sh"
+"$here/tests/k8s/scc-admission-bin.sh"
 
 echo
 log "binaries in $bin:"

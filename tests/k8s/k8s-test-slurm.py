@@ -1,6 +1,6 @@
 # Copyright (c) 2026 slime.hybrid contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The kubelet of the test tier for Slinky's Slurm pods (started by scripts/k8s-test-cluster.sh).
+"""The kubelet of the test tier for Slinky's Slurm pods (started by tests/k8s/k8s-test-cluster.sh).
 
 kwok reports the pods of Slinky's chart Running, but runs nothing in them. Slinky's operator
 needs more than that: it makes no NodeSet pod before slurmrestd answers it
@@ -19,7 +19,7 @@ pods of namespace NAMESPACE would run:
 
 The containers share a podman network on which the controller has a fixed address that the
 name in SlurmctldHost=NAME(ADDRESS) resolves to; slurmrestd is published on 127.0.0.1:6820,
-where scripts/k8s-test-operator.sh points the RestApi Service's name. A changed configuration
+where tests/k8s/k8s-test-operator.sh points the RestApi Service's name. A changed configuration
 restarts slurmctld (as the operator's config hash rolls the pod); a new or deleted pod starts
 or removes its slurmd. On SIGTERM every container is removed.
 

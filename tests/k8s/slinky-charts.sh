@@ -8,7 +8,7 @@
 set -euo pipefail
 
 SLINKY_VERSION=${SLINKY_VERSION:-1.2.1}
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
 vendor=${SLIME_VENDOR_DIR:-$here/../shared/vendor}
 helm=${HELM:-$cache/k8s/bin/helm}

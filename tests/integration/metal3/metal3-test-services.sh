@@ -8,7 +8,7 @@
 #   - a standalone Ironic from Debian's packages (the all-in-one `ironic` command: API and
 #     conductor in one process, rpc_transport=none), noauth, sqlite, on 127.0.0.1:$METAL3_IRONIC_PORT.
 #
-# Usage: scripts/metal3-test-services.sh up|down|status
+# Usage: tests/integration/metal3/metal3-test-services.sh up|down|status
 #   up      install what is missing (apt: ironic-api ironic-conductor; pip: sushy-tools and
 #           pyghmi into their own venv), start what is not running, wait until it answers, write
 #           $cache/endpoints.json (addresses, systems, test credentials) for the tests
@@ -20,7 +20,7 @@
 # kept from starting services, and the processes run in the background here).
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../../.." && pwd)
 cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/metal3
 venv=$cache/venv
 run=$cache/run
@@ -201,7 +201,7 @@ PY
     if [ "$name" = redfish ]; then port=$REDFISH_PORT; systems=$(systems_literal "${SYSTEMS[@]}")
     else port=$REDFISH_TLS_PORT; systems=$(systems_literal "$TLS_SYSTEM"); fi
     cat >"$dir/$name.conf" <<EOF
-# sushy-emulator configuration (a Python file) written by scripts/metal3-test-services.sh
+# sushy-emulator configuration (a Python file) written by tests/integration/metal3/metal3-test-services.sh
 SUSHY_EMULATOR_LISTEN_IP = '$ADDR'
 SUSHY_EMULATOR_LISTEN_PORT = $port
 SUSHY_EMULATOR_AUTH_FILE = '$dir/htpasswd'
@@ -228,7 +228,7 @@ write_ironic_config() {
   local dir=$cache/ironic
   mkdir -p "$dir/locks" "$dir/images" "$dir/master_images" "$dir/httpboot" "$dir/tftpboot"
   cat >"$dir/ironic.conf" <<EOF
-# Standalone Ironic for the slime.hybrid tests, written by scripts/metal3-test-services.sh.
+# Standalone Ironic for the slime.hybrid tests, written by tests/integration/metal3/metal3-test-services.sh.
 # Interfaces as Metal3's ironic-image enables them, minus what needs a network or DHCP here.
 [DEFAULT]
 auth_strategy = noauth
