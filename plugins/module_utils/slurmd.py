@@ -59,6 +59,17 @@ def release_index(version):
     return max(index for index, known in enumerate(_KNOWN_MONTHS) if known <= when)
 
 
+def release_name(index):
+    """The YY.MM of the major release at release_index() position index (None before 20.02)."""
+    if index < 0:
+        return None
+    if index < len(KNOWN_RELEASES):
+        return KNOWN_RELEASES[index]
+    months = _KNOWN_MONTHS[-1] + 6 * (index - len(KNOWN_RELEASES) + 1)
+    year, month = divmod(months - 1, 12)
+    return "%02d.%02d" % (year, month + 1)
+
+
 def version_compat_error(slurmd_version, slurmctld_version):
     """None when slurmd may join slurmctld, else a message naming both versions."""
     try:

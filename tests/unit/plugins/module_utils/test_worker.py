@@ -1,0 +1,142 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+import subprocess
+
+import pytest
+
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, worker
+
+MODEL = {
+    "name": "lab",
+    "slurm_version": "26.05",
+    "controller": {"host": "slurm-controller.slurm", "aliases": ["slurm-controller-0"], "address": "10.126.0.11"},
+    "nodeport": {"address": "10.127.0.50", "port": 30017},
+    "srun_port_range": "60001-60100",
+}
+ROUTES = [{"cidr": "10.126.0.0/24", "via": "10.127.0.50"}]
+NODE = {
+    "name": "bm-1", "features": ["baremetal", "gpu"], "conf_extra": {"Weight": 10}, "user": "slurm", "uid": 401,
+    "gid": 401, "key_path": "/etc/slurm/slurm.key", "packages": ["slurmd", "slurm-client"], "package_version": "",
+    "apt_repository": "", "apt_key_url": "", "firewall_packages": ["iptables", "iptables-persistent"],
+    "manage_firewall": True, "persist_firewall": True, "rules_file": "/etc/iptables/rules.v4",
+}
+
+
+def plan(model_changes=None, **node_changes):
+    model = cluster_model.normalize(dict(MODEL, **(model_changes or {})))
+    return worker.plan(model, dict(NODE, **node_changes))
+
+
+def test_plan_of_a_nat_worker():
+    out = plan()
+    assert out["user"] == {"name": "slurm", "uid": 401, "gid": 401, "home": "/var/lib/slurm", "shell": "/usr/sbin/nologin"}
+    assert out["key"] == {"path": "/etc/slurm/slurm.key", "owner": "slurm", "group": "slurm", "mode": "0600"}
+    assert out["directories"] == ["/etc/slurm", "/etc/systemd/system/slurmd.service.d"]
+    assert out["slurmd_command"] == ('/usr/sbin/slurmd --systemd -Z --conf-server 10.127.0.50:30017 -N bm-1 '
+                                     '--conf "Feature=baremetal,gpu Weight=10"')
+    assert "ExecStart=\nExecStart=" + out["slurmd_command"] + "\n" in out["dropin"]["content"]
+    assert out["dropin"]["path"] == "/etc/systemd/system/slurmd.service.d/10-slime-hybrid.conf"
+    assert out["packages"] == ["slurmd", "slurm-client"]
+    assert out["slurmd_accepts"] == ["26.05", "25.11", "25.05", "24.11"]
+    assert out["hosts_entry"]["line"] == "10.126.0.11 slurm-controller.slurm slurm-controller-0"
+    assert out["routes"] == [] and out["routes_unit"] is None
+    assert out["apt_source"] is None and out["apt_key"] is None
+    assert [rule["name"] for rule in out["firewall"]["dnat"]] == ["slurmctld", "controller-srun"]
+    assert out["firewall"]["wanted_comments"] == [rule["comment"] for rule in out["firewall"]["dnat"] + out["firewall"]["inbound"]]
+
+
+def test_iptables_restore_holds_the_rules_the_modules_make():
+    restore = plan()["firewall"]["restore"].splitlines()
+    assert restore == [
+        "*nat",
+        ":SLIME-HYBRID-OUT - [0:0]",
+        '-A SLIME-HYBRID-OUT -d 10.126.0.11/32 -p tcp -m tcp --dport 6817 -m comment --comment '
+        '"slime.hybrid/slurmctld 10.126.0.11:6817>10.127.0.50:30017" -j DNAT --to-destination 10.127.0.50:30017',
+        '-A SLIME-HYBRID-OUT -d 10.126.0.11/32 -p tcp -m tcp --dport 60001:60100 -m comment --comment '
+        '"slime.hybrid/controller-srun 10.126.0.11:60001:60100>10.127.0.50" -j DNAT --to-destination 10.127.0.50',
+        "-A OUTPUT -p tcp -m comment --comment slime.hybrid -j SLIME-HYBRID-OUT",
+        "COMMIT",
+        "*filter",
+        ":SLIME-HYBRID-IN - [0:0]",
+        '-A SLIME-HYBRID-IN -p tcp -m tcp --dport 6818 -m conntrack --ctstate NEW -m comment --comment '
+        '"slime.hybrid/in-slurmd tcp:6818" -j ACCEPT',
+        '-A SLIME-HYBRID-IN -p tcp -m tcp --dport 60001:60100 -m conntrack --ctstate NEW -m comment --comment '
+        '"slime.hybrid/in-srun tcp:60001:60100" -j ACCEPT',
+        "-I INPUT 1 -p tcp -m comment --comment slime.hybrid -j SLIME-HYBRID-IN",
+        "COMMIT",
+    ]
+
+
+def test_routed_worker_gets_the_routes_unit_and_no_dnat():
+    out = plan({"network_mode": "routed", "pod_routes": ROUTES})
+    assert out["routes"] == ROUTES
+    unit = out["routes_unit"]["content"]
+    assert "ExecStart=/usr/sbin/ip route replace 10.126.0.0/24 via 10.127.0.50\n" in unit
+    assert "ExecStop=-/usr/sbin/ip route del 10.126.0.0/24 via 10.127.0.50\n" in unit
+    assert out["firewall"]["dnat"] == [] and "DNAT" not in out["firewall"]["restore"]
+    assert "--conf-server 10.126.0.11:6817 " in out["slurmd_command"]
+
+
+def test_without_the_firewall_the_hosts_entry_and_routes_stay():
+    out = plan({"network_mode": "routed", "pod_routes": ROUTES}, manage_firewall=False)
+    assert out["firewall"] is None
+    assert out["hosts_entry"]["line"].startswith("10.126.0.11 ")
+    assert out["routes_unit"] is not None
+
+
+def test_package_version_repository_and_key():
+    out = plan(package_version="24.11.5-1", apt_repository="deb [signed-by=/etc/apt/keyrings/slime-hybrid-slurm.asc] "
+               "https://repo.example.org/slurm trixie main", apt_key_url="https://repo.example.org/key.asc")
+    assert out["packages"] == ["slurmd=24.11.5-1", "slurm-client=24.11.5-1"]
+    assert out["apt_source"] == {"path": "/etc/apt/sources.list.d/slime-hybrid-slurm.list", "mode": "0644",
+                                 "content": "deb [signed-by=/etc/apt/keyrings/slime-hybrid-slurm.asc] "
+                                            "https://repo.example.org/slurm trixie main\n"}
+    assert out["apt_key"] == {"path": "/etc/apt/keyrings/slime-hybrid-slurm.asc", "url": "https://repo.example.org/key.asc"}
+
+
+def test_plan_names_missing_node_settings():
+    node = dict(NODE)
+    del node["uid"], node["rules_file"]
+    with pytest.raises(ValueError, match="node settings lack uid, rules_file"):
+        worker.plan(cluster_model.normalize(MODEL), node)
+
+
+HOSTS = """127.0.0.1 localhost
+10.9.9.9 slurm-controller.slurm old-alias
+# 10.8.8.8 slurm-controller.slurm (a comment stays)
+10.1.1.1 slurm-controller.slurmXslurm other
+10.2.2.2 db.example.org
+"""
+
+
+def test_hosts_entry_regexp_and_shell_edit_agree(tmp_path):
+    entry = plan()["hosts_entry"]
+    hosts = tmp_path / "hosts"
+    hosts.write_text(HOSTS)
+    # The shell edit of the cloud-init path, on a copy instead of /etc/hosts.
+    script = entry["shell"].replace("/etc/hosts", str(hosts)).replace("chown root:root", "true")
+    subprocess.run(["sh", "-c", script], check=True)
+    after = hosts.read_text().splitlines()
+    # lineinfile's regexp of the SSH path matches exactly the line the shell removed.
+    removed = [line for line in HOSTS.splitlines() if line not in after]
+    assert removed == ["10.9.9.9 slurm-controller.slurm old-alias"]
+    assert [line for line in HOSTS.splitlines() if re.search(entry["regexp"], line)] == removed
+    assert after[-1] == entry["line"]
+
+
+@pytest.mark.parametrize("installed, starts", [("26.05.5", True), ("24.11.5", True), ("24.05.8", False), ("26.11.0", False)])
+def test_slurmd_version_check_of_the_cloud_init_path(installed, starts):
+    check = worker.slurmd_version_check("26.05")
+    result = subprocess.run(["sh", "-c", "slurmd() { echo 'slurm %s'; }; %s" % (installed, check)],
+                            capture_output=True, text=True)
+    assert (result.returncode == 0) is starts
+    if not starts:
+        assert result.stderr.strip() == ("slime.hybrid: slurmd %s cannot join slurmctld 26.05 (accepted: 26.05, 25.11, "
+                                         "25.05, 24.11)" % installed)
