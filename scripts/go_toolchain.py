@@ -49,7 +49,7 @@ def proxy_url():
     for entry in os.environ.get("GOPROXY", "https://proxy.golang.org").replace("|", ",").split(","):
         if entry.startswith(("https://", "http://")):
             return entry.rstrip("/")
-    sys.exit("go_toolchain: GOPROXY=%r names no proxy to download the toolchain from" % os.environ["GOPROXY"])
+    sys.exit("go_toolchain: ERROR: GOPROXY=%r names no proxy to download the toolchain from" % os.environ["GOPROXY"])
 
 
 def version_tuple(text):
@@ -80,7 +80,7 @@ def main(dest):
         return
     target = "linux-" + ARCHES.get(platform.machine(), platform.machine())
     if target not in SUMS:
-        sys.exit("go_toolchain: no pinned Go %s toolchain for %s (pinned: %s)" % (GO_VERSION, target, ", ".join(SUMS)))
+        sys.exit("go_toolchain: ERROR: no pinned Go %s toolchain for %s (pinned: %s)" % (GO_VERSION, target, ", ".join(SUMS)))
     root = os.path.join(dest, "go" + GO_VERSION)
     if os.path.exists(os.path.join(root, ".verified")):
         print(os.path.join(root, "bin"))
@@ -93,16 +93,16 @@ def main(dest):
             with urllib.request.urlopen(url, timeout=120) as resp:
                 shutil.copyfileobj(resp, tmp)
         except OSError as exc:
-            sys.exit("go_toolchain: cannot download the Go %s toolchain from %s: %s" % (GO_VERSION, url, exc))
+            sys.exit("go_toolchain: ERROR: cannot download the Go %s toolchain from %s: %s" % (GO_VERSION, url, exc))
         with zipfile.ZipFile(tmp) as zf:
             got = hash1(zf)
             if got != SUMS[target]:
-                sys.exit("go_toolchain: %s has hash %s, go.sum says %s: refused" % (url, got, SUMS[target]))
+                sys.exit("go_toolchain: ERROR: %s has hash %s, go.sum says %s: refused" % (url, got, SUMS[target]))
             prefix = "golang.org/toolchain@%s/" % version
             shutil.rmtree(root, ignore_errors=True)
             for info in zf.infolist():
                 if not info.filename.startswith(prefix) or ".." in info.filename.split("/"):
-                    sys.exit("go_toolchain: unexpected path %r in %s" % (info.filename, url))
+                    sys.exit("go_toolchain: ERROR: unexpected path %r in %s" % (info.filename, url))
                 rel = info.filename[len(prefix):]
                 path = os.path.join(root, rel)
                 if info.filename.endswith("/"):

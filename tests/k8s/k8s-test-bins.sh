@@ -104,7 +104,18 @@ operator_src() {
 # The version of module $2 that go.mod $1 requires.
 required() { awk -v m="$2" '$1==m{print $2; exit} $1=="require"&&$2==m{print $3; exit}' "$1"; }
 
+# Every binary built for this operator and kwok (the Kubernetes and helm versions come from
+# the operator's go.mod, so this much is known without Go or a source tree).
+all_cached() {
+  local b stamp
+  for b in "${BINARIES[@]}"; do
+    stamp=$(cat "$bin/$b.version" 2>/dev/null) || return 1
+    [ -x "$bin/$b" ] && [[ $stamp == "slurm-operator=v$SLINKY_VERSION "*" kwok=$KWOK_VERSION" ]] || return 1
+  done
+}
+
 build_all() {
+  if all_cached; then log "cached: $(cat "$bin/kwok.version")"; return; fi
   go_env
   local src k8s_version helm_version stamp dir=$build/bins
   src=$(operator_src)
