@@ -135,7 +135,7 @@ def test_hosts_entry_regexp_and_shell_edit_agree(tmp_path):
 def test_slurmd_version_check_of_the_cloud_init_path(installed, starts):
     check = worker.slurmd_version_check("26.05")
     result = subprocess.run(["sh", "-c", "slurmd() { echo 'slurm %s'; }; %s" % (installed, check)],
-                            capture_output=True, text=True)
+                            capture_output=True, text=True, check=False)
     assert (result.returncode == 0) is starts
     if not starts:
         assert result.stderr.strip() == ("slime.hybrid: slurmd %s cannot join slurmctld 26.05 (accepted: 26.05, 25.11, "
