@@ -28,7 +28,7 @@ first_error() {
   awk 'pending != "" { if ($0 !~ /\.\.\.ignoring/) { print pending; found = 1; exit } pending = "" }
        /^TASK \[/ { task = $0; sub(/ \*+$/, "", task) }
        /^fatal: |^failed: / { pending = task " -> " substr($0, 1, 400) }
-       !hit && /ERROR|FAILED|^E / { hit = substr($0, 1, 300) }
+       !hit && /ERROR|FAILED|^E |^Failed: / { hit = substr($0, 1, 300) }
        END { if (!found) print (pending != "" ? pending : hit != "" ? hit : "see " FILENAME) }' "$1"
 }
 
