@@ -64,3 +64,19 @@ def run(module, binary, args):
         module.fail_json(msg="%s %s failed (rc=%d): %s" % (binary, " ".join(args), rc, (err or out).strip()),
                          rc=rc, stderr=err, stdout=out)
     return out
+
+
+def show_nodes(module):
+    """Every node record slurmctld has, parsed (`scontrol show node --oneliner`)."""
+    return parse_nodes(run(module, "scontrol", ["show", "node", "--oneliner"]))
+
+
+def update_and_confirm(module, commands, remaining, what, result):
+    """Run batched `scontrol update` commands, read the nodes again and fail, naming them, when
+    remaining(nodes) still lists some: a concurrent re-registration can overwrite an update at
+    once, and the module reports that rather than claim success."""
+    for command in commands:
+        run(module, "scontrol", command)
+    still = remaining(show_nodes(module))
+    if still:
+        module.fail_json(msg="slurmctld still reports other %s for: %s" % (what, ", ".join(sorted(still))), **result)

@@ -151,7 +151,7 @@ def main():
         required_by={"features": "address_map", "names": "address_map"},
         supports_check_mode=True,
     )
-    current = scontrol.parse_nodes(scontrol.run(module, "scontrol", ["show", "node", "--oneliner"]))
+    current = scontrol.show_nodes(module)
     spec, selected = wanted(module, current)
     desired, errors = node_addr.normalize_desired(spec)
     if errors:
@@ -166,14 +166,7 @@ def main():
     if module._diff:
         result["diff"] = dict(before=node_addr.diff_text(changes, "before"), after=node_addr.diff_text(changes, "after"))
     if changes and not module.check_mode:
-        for command in commands:
-            scontrol.run(module, "scontrol", command)
-        # Confirm: slurmctld must now report the wanted values (a concurrent re-registration
-        # can overwrite them at once; report that rather than claim success).
-        after = scontrol.parse_nodes(scontrol.run(module, "scontrol", ["show", "node", "--oneliner"]))
-        still, _unknown = node_addr.plan(after, desired)
-        if still:
-            module.fail_json(msg="slurmctld still reports other addresses for: %s" % ", ".join(sorted(still)), **result)
+        scontrol.update_and_confirm(module, commands, lambda after: node_addr.plan(after, desired)[0], "addresses", result)
     module.exit_json(**result)
 
 

@@ -85,8 +85,7 @@ def main():
     not_lists = sorted(name for name, value in wanted.items() if not isinstance(value, list))
     if not_lists:
         module.fail_json(msg="nodes: the features of %s must be a list" % ", ".join(not_lists))
-    current = scontrol.parse_nodes(scontrol.run(module, "scontrol", ["show", "node", "--oneliner"]))
-    changes, unknown, errors = node_features.plan(current, wanted)
+    changes, unknown, errors = node_features.plan(scontrol.show_nodes(module), wanted)
     if errors:
         module.fail_json(msg="; ".join(errors))
     if unknown:
@@ -98,12 +97,7 @@ def main():
     if module._diff:
         result["diff"] = dict(before=node_features.diff_text(changes, "before"), after=node_features.diff_text(changes, "after"))
     if changes and not module.check_mode:
-        for command in commands:
-            scontrol.run(module, "scontrol", command)
-        after = scontrol.parse_nodes(scontrol.run(module, "scontrol", ["show", "node", "--oneliner"]))
-        still, _unknown, _errors = node_features.plan(after, wanted)
-        if still:
-            module.fail_json(msg="slurmctld still reports other features for: %s" % ", ".join(sorted(still)), **result)
+        scontrol.update_and_confirm(module, commands, lambda after: node_features.plan(after, wanted)[0], "features", result)
     module.exit_json(**result)
 
 

@@ -121,7 +121,7 @@ from ansible_collections.slime.hybrid.plugins.module_utils import node_state, sc
 
 
 def read_nodes(module):
-    return scontrol.parse_nodes(scontrol.run(module, "scontrol", ["show", "node", "--oneliner"]))
+    return scontrol.show_nodes(module)
 
 
 def read_jobs(module, names):
