@@ -149,9 +149,7 @@ def plan(model, node):
         "key": {"path": node["key_path"], "owner": node["user"], "group": node["user"], "mode": "0600"},
         "directories": sorted({node["key_path"].rsplit("/", 1)[0], DROPIN.rsplit("/", 1)[0]}),
         "dropin": {"path": DROPIN, "mode": "0644", "content": dropin(model, node)},
-        "slurmd_command": slurmd_command(model, node),
         "packages": package_specs(node),
-        "slurmd_accepts": accepted_releases(model["slurm_version"]),
         "slurmd_version_check": slurmd_version_check(model["slurm_version"]),
         "apt_source": ({"path": APT_SOURCE, "mode": "0644", "content": node["apt_repository"] + "\n"}
                        if node["apt_repository"] else None),

@@ -39,12 +39,14 @@ def test_plan_of_a_nat_worker():
     assert out["user"] == {"name": "slurm", "uid": 401, "gid": 401, "home": "/var/lib/slurm", "shell": "/usr/sbin/nologin"}
     assert out["key"] == {"path": "/etc/slurm/slurm.key", "owner": "slurm", "group": "slurm", "mode": "0600"}
     assert out["directories"] == ["/etc/slurm", "/etc/systemd/system/slurmd.service.d"]
-    assert out["slurmd_command"] == ('/usr/sbin/slurmd --systemd -Z --conf-server 10.127.0.50:30017 -N bm-1 '
-                                     '--conf "Feature=baremetal,gpu Weight=10"')
-    assert "ExecStart=\nExecStart=" + out["slurmd_command"] + "\n" in out["dropin"]["content"]
+    command = worker.slurmd_command(cluster_model.normalize(MODEL), NODE)
+    assert command == ('/usr/sbin/slurmd --systemd -Z --conf-server 10.127.0.50:30017 -N bm-1 '
+                       '--conf "Feature=baremetal,gpu Weight=10"')
+    assert "ExecStart=\nExecStart=" + command + "\n" in out["dropin"]["content"]
     assert out["dropin"]["path"] == "/etc/systemd/system/slurmd.service.d/10-slime-hybrid.conf"
     assert out["packages"] == ["slurmd", "slurm-client"]
-    assert out["slurmd_accepts"] == ["26.05", "25.11", "25.05", "24.11"]
+    assert worker.accepted_releases("26.05") == ["26.05", "25.11", "25.05", "24.11"]
+    assert "26.05.*|25.11.*|25.05.*|24.11.*)" in out["slurmd_version_check"]
     assert out["hosts_entry"]["line"] == "10.126.0.11 slurm-controller.slurm slurm-controller-0"
     assert out["routes"] == [] and out["routes_unit"] is None
     assert out["apt_source"] is None and out["apt_key"] is None
@@ -81,7 +83,7 @@ def test_routed_worker_gets_the_routes_unit_and_no_dnat():
     assert "ExecStart=/usr/sbin/ip route replace 10.126.0.0/24 via 10.127.0.50\n" in unit
     assert "ExecStop=-/usr/sbin/ip route del 10.126.0.0/24 via 10.127.0.50\n" in unit
     assert out["firewall"]["dnat"] == [] and "DNAT" not in out["firewall"]["restore"]
-    assert "--conf-server 10.126.0.11:6817 " in out["slurmd_command"]
+    assert "--conf-server 10.126.0.11:6817 " in out["dropin"]["content"]
 
 
 def test_without_the_firewall_the_hosts_entry_and_routes_stay():
