@@ -78,15 +78,17 @@ molecule: collection
 	molecule test -s faults
 	molecule test -s scale
 
-# Kubernetes tier (Slinky's real charts and operator on a real control plane; Metal3
-# BareMetalHosts with a stand-in operator). It fails when its binaries cannot be built.
+# Kubernetes tier (Slinky's real charts and operator on a real control plane; Metal3's real
+# baremetal-operator with Ironic and a Redfish emulator). It fails when its binaries cannot be built.
 k8s: collection
 	./tests/k8s/k8s-test-bins.sh
+	./tests/k8s/bmo-bin.sh
+	python -m pytest -q tests/k8s
 	molecule test -s k8s
 	molecule test -s metal3
 
 # Against real services on this machine: BMC preflight (sushy-tools Redfish, IPMI) and
-# Ironic enrollment (Debian's ironic, standalone); metal3_dev_env's checks and rendering.
+# Ironic enrollment (Ironic 35.0.0 from PyPI, standalone); metal3_dev_env's checks and rendering.
 integration: collection
 	python -m pytest -q tests/integration/metal3
 	./tests/integration/metal3_dev_env.sh

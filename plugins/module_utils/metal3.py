@@ -22,13 +22,25 @@ try:
 except ImportError:  # pragma: no cover - Python 2 is not supported by the collection
     from urlparse import urlsplit  # type: ignore
 
-# BMC address schemes (baremetal-operator's pkg/hardwareutils/bmc) this collection supports:
-# scheme -> (Ironic driver, boot interface, protocol).
+# Every BMC address scheme Metal3's baremetal-operator v0.13.2 registers (pkg/hardwareutils/bmc:
+# ipmi.go, redfish.go, redfish_virtualmedia.go, redfish_https.go, idrac_virtualmedia.go;
+# RegisterFactory) and what it enrolls in Ironic for it (AccessDetails.Driver, BootInterface and the
+# vendor's ManagementInterface/PowerInterface/VendorInterface): scheme -> (Ironic driver, boot
+# interface, vendor interface or None, protocol). ilo5-* enroll as plain redfish; idrac-* as the
+# idrac hardware type with its Redfish interfaces. The Redfish ones also take +http / +https.
 DRIVERS = {
-    "redfish": ("redfish", "ipxe", "redfish"),
-    "redfish-virtualmedia": ("redfish", "redfish-virtual-media", "redfish"),
-    "ipmi": ("ipmi", "ipxe", "ipmi"),
+    "ipmi": ("ipmi", "ipxe", None, "ipmi"),
+    "libvirt": ("ipmi", "ipxe", None, "ipmi"),
+    "redfish": ("redfish", "ipxe", None, "redfish"),
+    "redfish-virtualmedia": ("redfish", "redfish-virtual-media", None, "redfish"),
+    "redfish-uefihttp": ("redfish", "redfish-https", None, "redfish"),
+    "ilo5-redfish": ("redfish", "ipxe", None, "redfish"),
+    "ilo5-virtualmedia": ("redfish", "redfish-virtual-media", None, "redfish"),
+    "idrac-redfish": ("idrac", "ipxe", "idrac-redfish", "redfish"),
+    "idrac-virtualmedia": ("idrac", "idrac-redfish-virtual-media", "idrac-redfish", "redfish"),
 }
+AUTOMATED_CLEANING_MODES = ("metadata", "disabled")
+INSPECT_ANNOTATION = "inspect.metal3.io"
 BOOT_MODES = ("UEFI", "UEFISecureBoot", "legacy")
 CHECKSUM_TYPES = ("auto", "md5", "sha256", "sha512")
 IMAGE_FORMATS = ("raw", "qcow2", "vdi", "vmdk", "live-iso")
@@ -48,14 +60,14 @@ _HEX_LENGTHS = {32: "md5", 64: "sha256", 128: "sha512"}
 
 
 def _allowed():
-    return ", ".join("%s://" % scheme for scheme in sorted(DRIVERS)) + " (redfish schemes also as SCHEME+http:// or SCHEME+https://)"
+    return ", ".join("%s://" % scheme for scheme in sorted(DRIVERS)) + " (the Redfish ones also as SCHEME+http:// or SCHEME+https://)"
 
 
 def parse_bmc_address(address):
     """A Metal3 BMC address -> its parts; ValueError naming the value and what is allowed.
 
-    redfish://H[:P]/redfish/v1/Systems/ID (https), redfish+http://..., redfish+https://...,
-    redfish-virtualmedia[+http|+https]://..., ipmi://H[:P] (port 623 by default).
+    redfish://H[:P]/redfish/v1/Systems/ID (https), redfish+http://..., redfish+https://..., the same
+    for every Redfish scheme of DRIVERS; ipmi://H[:P] and libvirt://H[:P] (port 623 by default).
     """
     text = str(address or "").strip()
     if "://" not in text:
@@ -64,9 +76,9 @@ def parse_bmc_address(address):
     base, _plus, transport = parts.scheme.partition("+")
     if base not in DRIVERS:
         raise ValueError("BMC driver %r (address %r) is not supported; allowed: %s" % (parts.scheme, address, _allowed()))
-    driver, boot_interface, protocol = DRIVERS[base]
+    driver, boot_interface, vendor_interface, protocol = DRIVERS[base]
     if protocol == "ipmi" and transport:
-        raise ValueError("BMC address %r: ipmi takes no +transport; use ipmi://HOST[:PORT]" % (address,))
+        raise ValueError("BMC address %r: %s takes no +transport; use %s://HOST[:PORT]" % (address, base, base))
     if transport and transport not in ("http", "https"):
         raise ValueError("BMC address %r: transport %r is not http or https" % (address, transport))
     try:
@@ -76,7 +88,8 @@ def parse_bmc_address(address):
     if not parts.hostname:
         raise ValueError("BMC address %r has no host" % (address,))
     out = {
-        "address": text, "scheme": base, "driver": driver, "boot_interface": boot_interface, "protocol": protocol,
+        "address": text, "scheme": base, "driver": driver, "boot_interface": boot_interface,
+        "vendor_interface": vendor_interface, "protocol": protocol,
         "host": parts.hostname, "port": port, "system_id": None, "endpoint": None, "transport": None,
     }
     if protocol == "redfish":
@@ -188,6 +201,16 @@ def normalize_hosts(hosts):
             errors.append("%s: boot_mode=UEFISecureBoot needs a Redfish BMC; IPMI cannot set secure boot" % label)
         norm["boot_mode"] = mode
 
+        # Inspection boots the deploy ramdisk to read the hardware; automated cleaning wipes the
+        # disks' metadata before and after each use (Metal3's defaults: on, metadata).
+        norm["inspect"] = host.get("inspect", True)
+        if not isinstance(norm["inspect"], bool):
+            errors.append("%s: inspect=%r must be true or false" % (label, norm["inspect"]))
+        norm["automated_cleaning_mode"] = host.get("automated_cleaning_mode", "metadata")
+        if norm["automated_cleaning_mode"] not in AUTOMATED_CLEANING_MODES:
+            errors.append("%s: automated_cleaning_mode=%r is not one of %s"
+                          % (label, norm["automated_cleaning_mode"], ", ".join(AUTOMATED_CLEANING_MODES)))
+
         image = host.get("image")
         if not isinstance(image, dict) or not image.get("url"):
             errors.append("%s: image=%r must be a mapping with url and checksum" % (label, image))
@@ -263,8 +286,11 @@ def bare_metal_host(host, namespace, cluster_name, provision=True):
     spec = {
         "online": bool(host["online"]) and provision,
         "bootMode": host["boot_mode"],
+        "automatedCleaningMode": host.get("automated_cleaning_mode", "metadata"),
+        # false is sent as null: baremetal-operator writes the host back without the field
+        # (omitempty), so a false here would be a change on every run; null removes a true.
         "bmc": {"address": host["bmc"]["address"], "credentialsName": credentials_secret_name(host),
-                "disableCertificateVerification": host["bmc"]["disable_certificate_verification"]},
+                "disableCertificateVerification": True if host["bmc"]["disable_certificate_verification"] else None},
     }
     if host.get("boot_mac"):
         spec["bootMACAddress"] = host["boot_mac"]
@@ -280,11 +306,12 @@ def bare_metal_host(host, namespace, cluster_name, provision=True):
         # null removes the fields in the merge patch: the operator deprovisions the host.
         spec["image"] = None
         spec["userData"] = None
-    return {
-        "apiVersion": "metal3.io/v1alpha1", "kind": "BareMetalHost",
-        "metadata": {"name": host["name"], "namespace": namespace, "labels": labels(cluster_name)},
-        "spec": spec,
-    }
+    metadata = {"name": host["name"], "namespace": namespace, "labels": labels(cluster_name)}
+    if host.get("inspect", True) is False:
+        # baremetal-operator skips inspection for this annotation (apis/metal3.io/v1alpha1
+        # baremetalhost_types.go, InspectAnnotationPrefix; value "disabled").
+        metadata["annotations"] = {INSPECT_ANNOTATION: "disabled"}
+    return {"apiVersion": "metal3.io/v1alpha1", "kind": "BareMetalHost", "metadata": metadata, "spec": spec}
 
 
 def ironic_node(host):
@@ -306,6 +333,9 @@ def ironic_node(host):
         capabilities += ",secure_boot:true"
     node = {"name": host["name"], "driver": bmc["driver"], "driver_info": info,
             "boot_interface": bmc["boot_interface"], "properties": {"capabilities": capabilities}, "ports": []}
+    if bmc.get("vendor_interface"):
+        for kind in ("management", "power", "vendor", "bios", "raid"):
+            node["%s_interface" % kind] = bmc["vendor_interface"]
     if host.get("boot_mac"):
         node["ports"].append({"address": host["boot_mac"]})
     return node

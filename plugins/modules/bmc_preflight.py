@@ -15,12 +15,13 @@ version_added: 0.2.0
 description:
   - For each host, checks that its BMC is reachable, that the credentials work and that the boot
     MAC address exists on the system, before any BareMetalHost is created.
-  - Redfish addresses (V(redfish://), V(redfish+http://), V(redfish+https://),
-    V(redfish-virtualmedia://) and its V(+http)/V(+https) forms) are checked with the C(sushy)
+  - Redfish addresses (V(redfish://), V(redfish-virtualmedia://), V(redfish-uefihttp://), the Dell
+    V(idrac-redfish://) and V(idrac-virtualmedia://), the HPE V(ilo5-redfish://) and
+    V(ilo5-virtualmedia://), each also with V(+http) or V(+https)) are checked with the C(sushy)
     library Ironic uses itself - TCP connection, the root service with authentication, the
     system named by the address (or the only system when the address names none), its power
     state and the MAC addresses of its EthernetInterfaces (compared case-insensitively).
-  - IPMI addresses (V(ipmi://host[:port]), port 623 by default) are checked with C(pyghmi) - an
+  - IPMI addresses (V(ipmi://host[:port]) and V(libvirt://host[:port]), port 623 by default) are checked with C(pyghmi) - an
     IPMI session is opened and the power state read. IPMI does not report NICs, so the boot MAC
     is not checked there.
   - Each failing host yields one line naming it and what went wrong (unreachable, credentials

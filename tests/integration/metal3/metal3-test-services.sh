@@ -5,12 +5,15 @@
 #     127.0.0.1:$METAL3_REDFISH_TLS_PORT (HTTPS with a self-signed certificate, one system);
 #   - a fake IPMI BMC (pyghmi's server side, tests/integration/metal3/fake_ipmi_bmc.py) on
 #     UDP 127.0.0.1:$METAL3_IPMI_PORT;
-#   - a standalone Ironic from Debian's packages (the all-in-one `ironic` command: API and
-#     conductor in one process, rpc_transport=none), noauth, sqlite, on 127.0.0.1:$METAL3_IRONIC_PORT.
+#   - a standalone Ironic $IRONIC_VERSION from PyPI in its own venv (the all-in-one `ironic` command:
+#     API and conductor in one process, rpc_transport=none), noauth, sqlite, on
+#     127.0.0.1:$METAL3_IRONIC_PORT. Not Debian 12's Ironic 21.4: its API stops at 1.81 and
+#     baremetal-operator v0.13.2 requires 1.89 or newer (pkg/provisioner/ironic/clients/features.go,
+#     `baseline = 89`) and uses up to 1.110; Ironic 35.0.0 serves 1.111.
 #
 # Usage: tests/integration/metal3/metal3-test-services.sh up|down|status
-#   up      install what is missing (apt: ironic-api ironic-conductor; pip: sushy-tools and
-#           pyghmi into their own venv), start what is not running, wait until it answers, write
+#   up      install what is missing (apt: ipmitool, curl, openssl; pip: sushy-tools and pyghmi
+#           into one venv, Ironic into another), start what is not running, wait until it answers, write
 #           $cache/endpoints.json (addresses, systems, test credentials) for the tests
 #   down    stop what `up` started (pid files under $cache/run) and nothing else
 #   status  say what runs
@@ -27,10 +30,13 @@ run=$cache/run
 logs=$cache/logs
 SUSHY_TOOLS_VERSION=${SUSHY_TOOLS_VERSION:-2.2.0}
 PYGHMI_VERSION=${PYGHMI_VERSION:-1.6.19}
+IRONIC_VERSION=${IRONIC_VERSION:-35.0.0}
+ironic_venv=$cache/ironic-venv
 REDFISH_PORT=${METAL3_REDFISH_PORT:-8001}
 REDFISH_TLS_PORT=${METAL3_REDFISH_TLS_PORT:-8002}
 IRONIC_PORT=${METAL3_IRONIC_PORT:-6385}
 IPMI_PORT=${METAL3_IPMI_PORT:-6230}
+HTTP_PORT=${METAL3_HTTP_PORT:-8088}
 IPMI_POWER=on
 ADDR=127.0.0.1
 BMC_USER="admin"
@@ -111,14 +117,15 @@ stop() {
 # --- installation -------------------------------------------------------------------
 install_apt() {
   local need=() pkg
-  for pkg in ironic-api ironic-conductor ipmitool curl openssl iproute2 python3-venv; do
+  # genisoimage (mkisofs), isolinux, syslinux-common: Ironic builds the virtual-media boot ISO with
+  # them (UEFI from the ESP image below, legacy BIOS with isolinux), as ironic-image does.
+  for pkg in ipmitool curl openssl iproute2 python3-venv genisoimage isolinux syslinux-common dosfstools; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
   done
   [ ${#need[@]} -eq 0 ] && return 0
   log "apt-get install ${need[*]} (log: $logs/apt.log)"
-  # The maintainer scripts of ironic-*, tftpd-hpa, xinetd, open-iscsi... would start their
-  # services through invoke-rc.d: a policy-rc.d that answers 101 keeps them stopped (ours run
-  # in the background below). Only remove it if we put it there.
+  # A maintainer script would start a service through invoke-rc.d: a policy-rc.d that answers
+  # 101 keeps them stopped (ours run in the background below). Only remove it if we put it there.
   local policy=/usr/sbin/policy-rc.d ours=0
   if [ ! -e "$policy" ]; then
     printf '#!/bin/sh\n# slime.hybrid metal3-test-services: no service starts during apt-get\nexit 101\n' >"$policy"
@@ -145,6 +152,17 @@ install_emulators() {
   # shellcheck disable=SC2086
   "$venv/bin/pip" install -q $want >>"$logs/pip.log" 2>&1 \
     || { tail -n 20 "$logs/pip.log" >&2; die "pip install $want failed"; }
+  echo "$want" >"$stamp"
+}
+
+install_ironic() {
+  local stamp=$ironic_venv/.versions want="ironic==$IRONIC_VERSION sushy-oem-idrac"
+  [ -x "$ironic_venv/bin/ironic" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && return 0
+  log "pip install $want into $ironic_venv (log: $logs/pip-ironic.log)"
+  [ -x "$ironic_venv/bin/python" ] || /usr/bin/python3 -m venv "$ironic_venv" >>"$logs/pip-ironic.log" 2>&1 \
+    || die "cannot create $ironic_venv (python3-venv missing?)"
+  "$ironic_venv/bin/pip" install -q $want >>"$logs/pip-ironic.log" 2>&1 \
+    || { tail -n 20 "$logs/pip-ironic.log" >&2; die "pip install $want failed"; }
   echo "$want" >"$stamp"
 }
 
@@ -234,31 +252,42 @@ write_ironic_config() {
 auth_strategy = noauth
 rpc_transport = none
 host = slime-test-conductor
-enabled_hardware_types = redfish,ipmi,fake-hardware
-enabled_power_interfaces = redfish,ipmitool,fake
-enabled_management_interfaces = redfish,ipmitool,fake
-enabled_boot_interfaces = ipxe,redfish-virtual-media,fake
-enabled_deploy_interfaces = direct,fake
+# What baremetal-operator v0.13.2 asks for (pkg/hardwareutils/bmc/*.go: drivers redfish, idrac
+# and ipmi; boot ipxe, redfish-virtual-media, redfish-https, idrac-redfish-virtual-media; inspect
+# agent, pkg/provisioner/ironic/register.go; deploy ramdisk/custom-agent for live ISOs and
+# custom deploys), plus fake-hardware for the tests of tests/integration/metal3.
+enabled_hardware_types = redfish,idrac,ipmi,fake-hardware
+enabled_power_interfaces = redfish,idrac-redfish,ipmitool,fake
+enabled_management_interfaces = redfish,idrac-redfish,ipmitool,noop,fake
+enabled_boot_interfaces = ipxe,redfish-virtual-media,redfish-https,idrac-redfish-virtual-media,fake
+enabled_deploy_interfaces = direct,ramdisk,custom-agent,fake
 default_deploy_interface = direct
-enabled_inspect_interfaces = no-inspect,redfish,fake
+enabled_inspect_interfaces = agent,no-inspect,redfish,fake
 enabled_network_interfaces = noop
 default_network_interface = noop
-enabled_vendor_interfaces = no-vendor,ipmitool,redfish,fake
-enabled_bios_interfaces = no-bios,redfish,fake
-enabled_raid_interfaces = no-raid,redfish,fake
+enabled_vendor_interfaces = no-vendor,ipmitool,redfish,idrac-redfish,fake
+enabled_bios_interfaces = no-bios,redfish,idrac-redfish,fake
+enabled_raid_interfaces = no-raid,redfish,idrac-redfish,fake
+enabled_firmware_interfaces = no-firmware,redfish,fake
 enabled_console_interfaces = no-console,fake
 enabled_rescue_interfaces = no-rescue,fake
-enabled_firmware_interfaces = no-firmware,fake
+isolinux_bin = /usr/lib/ISOLINUX/isolinux.bin
+ldlinux_c32 = /usr/lib/syslinux/modules/bios/ldlinux.c32
 log_file = $logs/ironic-service.log
 use_stderr = false
 debug = false
 tempdir = $dir
+[service_catalog]
+# Where the deploy ramdisk (and the conductor itself) reaches the API: no Keystone here.
+endpoint_override = http://$ADDR:$IRONIC_PORT
 [api]
 host_ip = $ADDR
 port = $IRONIC_PORT
 api_workers = 1
 [conductor]
 automated_clean = false
+# The EFI system partition the virtual-media boot ISO gets (ironic-image ships one).
+bootloader = http://$ADDR:$HTTP_PORT/images/esp.img
 sync_power_state_interval = 10
 heartbeat_interval = 5
 [database]
@@ -267,7 +296,7 @@ connection = sqlite:///$dir/ironic.sqlite
 dhcp_provider = none
 [deploy]
 http_root = $dir/httpboot
-http_url = http://$ADDR:8088
+http_url = http://$ADDR:$HTTP_PORT
 [pxe]
 tftp_root = $dir/tftpboot
 tftp_master_path = $dir/tftpboot/master_images
@@ -305,15 +334,15 @@ up_ironic() {
     log "ironic already running (pid $(live_pid ironic))"; return
   fi
   port_open "$IRONIC_PORT" && die "$ADDR:$IRONIC_PORT is taken by another process; set METAL3_IRONIC_PORT"
-  command -v ironic >/dev/null || die "/usr/bin/ironic (all-in-one API + conductor) not found; is ironic-common installed?"
+  [ -x "$ironic_venv/bin/ironic" ] || die "$ironic_venv/bin/ironic (all-in-one API + conductor) not found"
   # A fresh database each start: the tests enroll nodes of their own.
   rm -f "$dir/ironic.sqlite"
-  ironic-dbsync --config-file "$dir/ironic.conf" create_schema >>"$logs/ironic-dbsync.log" 2>&1 \
+  "$ironic_venv/bin/ironic-dbsync" --config-file "$dir/ironic.conf" create_schema >>"$logs/ironic-dbsync.log" 2>&1 \
     || { tail -n 20 "$logs/ironic-dbsync.log" >&2; die "ironic-dbsync create_schema failed (log: $logs/ironic-dbsync.log)"; }
   # Without REQUESTS_CA_BUNDLE/CURL_CA_BUNDLE: requests lets them override a session's
-  # verify=False (psf/requests#3829), and Debian's sushy 4.3 sets verify only on the session,
-  # so redfish_verify_ca=False (Metal3's disableCertificateVerification) would be ignored.
-  start ironic "$dir/ironic.conf" env -u REQUESTS_CA_BUNDLE -u CURL_CA_BUNDLE ironic --config-file "$dir/ironic.conf"
+  # verify=False (psf/requests#3829), so redfish_verify_ca=False (Metal3's
+  # disableCertificateVerification) could be ignored.
+  start ironic "$dir/ironic.conf" env -u REQUESTS_CA_BUNDLE -u CURL_CA_BUNDLE "$ironic_venv/bin/ironic" --config-file "$dir/ironic.conf"
   wait_http ironic "http://$ADDR:$IRONIC_PORT/v1" 90
   # The API answers before the conductor has registered its hardware types.
   local deadline=$((SECONDS + 60))
@@ -346,6 +375,31 @@ up_ipmi() {
   log "ipmi up on ipmi://$ADDR:$IPMI_PORT (UDP)"
 }
 
+# The HTTP server of the provisioning network (Metal3's ironic-image runs one beside Ironic):
+# Ironic's http_root (boot configs, config drives) and images/ with the test disk image and its
+# checksum file, which Ironic validates (a HEAD request) before it deploys.
+up_http() {
+  local root=$cache/ironic/httpboot
+  mkdir -p "$root/images"
+  if [ ! -s "$root/images/slime-test.qcow2" ]; then
+    head -c 1048576 /dev/zero >"$root/images/slime-test.qcow2"
+    (cd "$root/images" && sha256sum slime-test.qcow2 >slime-test.qcow2.sha256sum)
+  fi
+  # What baremetal-operator hands Ironic as the deploy kernel and ramdisk (DEPLOY_KERNEL_URL,
+  # DEPLOY_RAMDISK_URL): nothing here boots them, so placeholders that Ironic can fetch.
+  [ -s "$root/images/ipa.kernel" ] || echo "no deploy ramdisk on this test machine" >"$root/images/ipa.kernel"
+  [ -s "$root/images/esp.img" ] || /usr/sbin/mkfs.vfat -C -n ESP "$root/images/esp.img" 1440 >/dev/null \
+    || die "mkfs.vfat could not make the test ESP image"
+  [ -s "$root/images/ipa.initramfs" ] || echo "no deploy ramdisk on this test machine" >"$root/images/ipa.initramfs"
+  if live_pid http >/dev/null; then
+    log "http already running (pid $(live_pid http))"; return
+  fi
+  port_open "$HTTP_PORT" && die "$ADDR:$HTTP_PORT is taken by another process; set METAL3_HTTP_PORT"
+  start http "http.server $HTTP_PORT" /usr/bin/python3 -m http.server "$HTTP_PORT" --bind "$ADDR" --directory "$root"
+  wait_http http "http://$ADDR:$HTTP_PORT/images/slime-test.qcow2.sha256sum" 20
+  log "http up on http://$ADDR:$HTTP_PORT (images/slime-test.qcow2)"
+}
+
 # A port on $ADDR nothing listens on: the "unreachable BMC".
 closed_port() {
   local p
@@ -375,6 +429,10 @@ data = {
     "closed_port": $closed,
     "ipmi": {"address": "ipmi://$ADDR:$IPMI_PORT", "host": "$ADDR", "port": $IPMI_PORT, "power_state": "$IPMI_POWER"},
     "ironic": {"url": "http://$ADDR:$IRONIC_PORT"},
+    "http": {"url": "http://$ADDR:$HTTP_PORT", "image": "http://$ADDR:$HTTP_PORT/images/slime-test.qcow2",
+             "checksum": "http://$ADDR:$HTTP_PORT/images/slime-test.qcow2.sha256sum",
+             "deploy_kernel": "http://$ADDR:$HTTP_PORT/images/ipa.kernel",
+             "deploy_ramdisk": "http://$ADDR:$HTTP_PORT/images/ipa.initramfs"},
     "logs": "$logs",
 }
 with open(sys.argv[1] + ".tmp", "w") as f:
@@ -390,11 +448,13 @@ cmd_up() {
   mkdir -p "$cache" "$run" "$logs"
   install_apt
   install_emulators
+  install_ironic
   write_sushy_config
   write_ironic_config
   up_emulator redfish "$REDFISH_PORT"
   up_emulator redfish-tls "$REDFISH_TLS_PORT"
   up_ipmi
+  up_http
   up_ironic
   write_endpoints
   log "ok; endpoints and test credentials in $cache/endpoints.json"
@@ -402,17 +462,18 @@ cmd_up() {
 
 cmd_down() {
   local name
-  for name in ironic ipmi redfish-tls redfish; do stop "$name"; done
+  for name in ironic http ipmi redfish-tls redfish; do stop "$name"; done
   log "down"
 }
 
 cmd_status() {
   local name pid rc=0 url
-  for name in redfish redfish-tls ipmi ironic; do
+  for name in redfish redfish-tls ipmi http ironic; do
     case $name in
       redfish) url=http://$ADDR:$REDFISH_PORT ;;
       redfish-tls) url=https://$ADDR:$REDFISH_TLS_PORT ;;
       ipmi) url=ipmi://$ADDR:$IPMI_PORT ;;
+      http) url=http://$ADDR:$HTTP_PORT ;;
       ironic) url=http://$ADDR:$IRONIC_PORT ;;
     esac
     if pid=$(live_pid "$name"); then

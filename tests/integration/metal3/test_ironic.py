@@ -2,7 +2,9 @@
 # Copyright (c) 2026 slime.hybrid contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Ironic as Metal3 runs it: the node the collection derives for a host (metal3.ironic_node)
-enrolls into a standalone Ironic (Debian's packages, noauth, sqlite), gets its boot MAC as a
+enrolls into a standalone Ironic (35.0.0 from PyPI, the API baremetal-operator v0.13.2 needs;
+noauth, sqlite), for every Redfish scheme of the operator (Dell iDRAC and HPE iLO 5 included: they
+are Redfish, and the emulator answers them), gets its boot MAC as a
 port and reaches ``manageable`` - Ironic checks power and management through the BMC on the
 way - with the power state the fake BMC reports. Wrong BMC credentials leave it in ``enroll``
 with the BMC's refusal in last_error, as baremetal-operator would then report it."""
@@ -91,14 +93,19 @@ def redfish_case(metal3, name, index, scheme):
     return inventory_host(name, address, metal3, boot_mac=system["macs"][0]), system
 
 
-@pytest.mark.parametrize("scheme, index, boot_interface", [
-    ("redfish+http", 0, "ipxe"),
-    ("redfish-virtualmedia+http", 1, "redfish-virtual-media"),
+@pytest.mark.parametrize("scheme, index, driver, boot_interface", [
+    ("redfish+http", 0, "redfish", "ipxe"),
+    ("redfish-virtualmedia+http", 1, "redfish", "redfish-virtual-media"),
+    ("redfish-uefihttp+http", 2, "redfish", "redfish-https"),
+    ("ilo5-redfish+http", 0, "redfish", "ipxe"),
+    ("ilo5-virtualmedia+http", 1, "redfish", "redfish-virtual-media"),
+    ("idrac-redfish+http", 2, "idrac", "ipxe"),
+    ("idrac-virtualmedia+http", 0, "idrac", "idrac-redfish-virtual-media"),
 ])
-def test_redfish_host_reaches_manageable(metal3, ironic, scheme, index, boot_interface):
+def test_redfish_host_reaches_manageable(metal3, ironic, scheme, index, driver, boot_interface):
     host, system = redfish_case(metal3, "bm-%d" % index, index, scheme)
     node = m3.ironic_node(host)
-    assert node["driver"] == "redfish" and node["boot_interface"] == boot_interface
+    assert node["driver"] == driver and node["boot_interface"] == boot_interface
     assert node["driver_info"]["redfish_address"] == metal3["redfish"]["endpoint"]
     assert node["driver_info"]["redfish_system_id"] == system["system_id"]
     created = ironic.enroll(node)

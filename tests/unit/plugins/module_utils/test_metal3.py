@@ -48,6 +48,50 @@ def test_parse_redfish(address, driver, boot, endpoint, system):
     assert parsed["protocol"] == "redfish"
 
 
+# What baremetal-operator v0.13.2 enrolls for each scheme (pkg/hardwareutils/bmc/*.go: Driver(),
+# BootInterface(), and for iDRAC ManagementInterface()/PowerInterface()/VendorInterface()).
+@pytest.mark.parametrize("scheme, driver, boot, vendor, protocol", [
+    ("ipmi", "ipmi", "ipxe", None, "ipmi"),
+    ("libvirt", "ipmi", "ipxe", None, "ipmi"),
+    ("redfish", "redfish", "ipxe", None, "redfish"),
+    ("redfish-virtualmedia", "redfish", "redfish-virtual-media", None, "redfish"),
+    ("redfish-uefihttp", "redfish", "redfish-https", None, "redfish"),
+    ("ilo5-redfish", "redfish", "ipxe", None, "redfish"),
+    ("ilo5-virtualmedia", "redfish", "redfish-virtual-media", None, "redfish"),
+    ("idrac-redfish", "idrac", "ipxe", "idrac-redfish", "redfish"),
+    ("idrac-virtualmedia", "idrac", "idrac-redfish-virtual-media", "idrac-redfish", "redfish"),
+])
+def test_every_scheme_of_the_operator(scheme, driver, boot, vendor, protocol):
+    path = "/redfish/v1/Systems/1" if protocol == "redfish" else ""
+    parsed = metal3.parse_bmc_address("%s://10.0.0.1%s" % (scheme, path))
+    assert (parsed["driver"], parsed["boot_interface"], parsed["vendor_interface"], parsed["protocol"]) == (driver, boot, vendor, protocol)
+    node = metal3.ironic_node(dict(metal3.normalize_hosts([host(bmc={"address": "%s://10.0.0.1%s" % (scheme, path)})])[0][0]))
+    assert (node["driver"], node["boot_interface"]) == (driver, boot)
+    if vendor:
+        assert node["management_interface"] == node["power_interface"] == node["vendor_interface"] == vendor
+    else:
+        assert "management_interface" not in node
+    if protocol == "redfish":
+        for transport in ("http", "https"):
+            assert metal3.parse_bmc_address("%s+%s://10.0.0.1%s" % (scheme, transport, path))["endpoint"] == "%s://10.0.0.1" % transport
+    else:
+        assert parsed["port"] == 623
+
+
+def test_inspection_and_cleaning():
+    hosts, errors = metal3.normalize_hosts([host()])
+    assert errors == [] and hosts[0]["inspect"] is True and hosts[0]["automated_cleaning_mode"] == "metadata"
+    bmh = metal3.bare_metal_host(hosts[0], "ns", "c")
+    assert "annotations" not in bmh["metadata"] and bmh["spec"]["automatedCleaningMode"] == "metadata"
+    hosts, errors = metal3.normalize_hosts([host(inspect=False, automated_cleaning_mode="disabled")])
+    bmh = metal3.bare_metal_host(hosts[0], "ns", "c")
+    assert errors == [] and bmh["metadata"]["annotations"] == {"inspect.metal3.io": "disabled"}
+    assert bmh["spec"]["automatedCleaningMode"] == "disabled"
+    _hosts, errors = metal3.normalize_hosts([host(inspect="no", automated_cleaning_mode="all")])
+    assert errors == ["host node-0: inspect='no' must be true or false",
+                      "host node-0: automated_cleaning_mode='all' is not one of metadata, disabled"]
+
+
 def test_parse_ipmi_default_port():
     parsed = metal3.parse_bmc_address("ipmi://192.168.111.1")
     assert (parsed["driver"], parsed["host"], parsed["port"], parsed["endpoint"]) == ("ipmi", "192.168.111.1", 623, None)
@@ -58,6 +102,7 @@ def test_parse_ipmi_default_port():
     ("idrac://10.0.0.1", "BMC driver 'idrac'"),
     ("10.0.0.1", "has no scheme"),
     ("ipmi+http://10.0.0.1", "ipmi takes no +transport"),
+    ("libvirt+https://10.0.0.1", "libvirt takes no +transport"),
     ("redfish+ftp://10.0.0.1/redfish/v1/Systems/1", "transport 'ftp'"),
     ("redfish://:8000/redfish/v1/Systems/1", "has no host"),
     ("redfish://10.0.0.1:99999/redfish/v1", "invalid port"),
@@ -120,7 +165,7 @@ def test_objects():
     assert base64.b64decode(user["data"]["userData"]) == b"#cloud-config\n"
     bmh = metal3.bare_metal_host(norm, "metal3", "c1")
     assert bmh["spec"]["bmc"] == {"address": GOOD["bmc"]["address"], "credentialsName": "node-0-bmc-secret",
-                                  "disableCertificateVerification": False}
+                                  "disableCertificateVerification": None}  # null: the operator drops a false
     assert bmh["spec"]["bootMACAddress"] == "00:5c:52:31:3a:9c" and bmh["spec"]["online"] is True
     assert bmh["spec"]["image"] == {"url": GOOD["image"]["url"], "format": "qcow2", "checksum": GOOD["image"]["checksum"],
                                     "checksumType": "auto"}
