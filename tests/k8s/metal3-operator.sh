@@ -120,9 +120,11 @@ case ${1:-} in
   up) up ;;
   down)
     # Without the operator nothing answers the webhook (failurePolicy Fail): remove it first.
-    [ -s "$k8s/kubeconfig" ] && timeout 20 "$py" -c 'import sys; from kubernetes import client, config
+    if [ -s "$k8s/kubeconfig" ]; then
+      timeout 20 "$py" -c 'import sys; from kubernetes import client, config
 config.load_kube_config(sys.argv[1]); client.AdmissionregistrationV1Api().delete_validating_webhook_configuration(sys.argv[2])' \
-      "$k8s/kubeconfig" "$WEBHOOK_NAME" >/dev/null 2>&1 || true
+        "$k8s/kubeconfig" "$WEBHOOK_NAME" >/dev/null 2>&1 || true
+    fi
     stop bmo-deploy-double; stop baremetal-operator ;;
   *) echo "usage: $0 up|down" >&2; exit 2 ;;
 esac

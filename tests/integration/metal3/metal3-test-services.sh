@@ -161,6 +161,7 @@ install_ironic() {
   log "pip install $want into $ironic_venv (log: $logs/pip-ironic.log)"
   [ -x "$ironic_venv/bin/python" ] || /usr/bin/python3 -m venv "$ironic_venv" >>"$logs/pip-ironic.log" 2>&1 \
     || die "cannot create $ironic_venv (python3-venv missing?)"
+  # shellcheck disable=SC2086  # $want is two requirement words
   "$ironic_venv/bin/pip" install -q $want >>"$logs/pip-ironic.log" 2>&1 \
     || { tail -n 20 "$logs/pip-ironic.log" >&2; die "pip install $want failed"; }
   echo "$want" >"$stamp"

@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from ansible_collections.slime.hybrid.plugins.module_utils import bmc
+from ansible_collections.slime.hybrid.plugins.module_utils import metal3 as metal3_utils
 
 TASK = "Check the BMCs"
 WRONG_MAC = "52:54:00:aa:bb:cc"
@@ -149,3 +150,22 @@ def test_ipmi_unreachable(metal3):
                           "username": "admin", "password": "x"}, 1)
     assert not res["ok"]
     assert res["message"] == "ipmi://127.0.0.1:%d: unreachable (no IPMI session within 1 s)" % metal3["closed_port"]
+
+
+# Every BMC scheme baremetal-operator v0.13.2 registers (metal3.DRIVERS): the Redfish ones
+# (Dell iDRAC and HPE iLO 5 included) are checked against the Redfish emulator, the IPMI ones
+# (ipmi, libvirt = virtualbmc) against the IPMI BMC; a wrong password fails each of them.
+@pytest.mark.parametrize("scheme", sorted(metal3_utils.DRIVERS))
+def test_every_scheme_of_the_operator_is_preflighted(metal3, scheme):
+    if scheme in ("ipmi", "libvirt"):
+        host = {"name": "n", "address": "%s://%s:%d" % (scheme, metal3["ipmi"]["host"], metal3["ipmi"]["port"]),
+                "username": metal3["username"], "password": metal3["password"]}
+        expect = "ok, power %s" % metal3["ipmi"]["power_state"]
+    else:
+        system = metal3["redfish"]["systems"][0]
+        host = redfish_host(metal3, "n", 0, scheme=scheme + "+http", boot_mac=system["macs"][0])
+        expect = "ok, power on"
+    res = bmc.check_host(host, 5)
+    assert res["ok"] and res["message"].startswith(expect), res["message"]
+    res = bmc.check_host(dict(host, password="not-the-password"), 5)
+    assert not res["ok"] and "credentials rejected" in res["message"], res["message"]
