@@ -8,6 +8,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+import os
+import subprocess
 import sys
 
 import pytest
@@ -165,7 +168,17 @@ def test_every_scheme_of_the_operator_is_preflighted(metal3, scheme):
         system = metal3["redfish"]["systems"][0]
         host = redfish_host(metal3, "n", 0, scheme=scheme + "+http", boot_mac=system["macs"][0])
         expect = "ok, power on"
-    res = bmc.check_host(host, 5)
+    res = fresh_check(host)
     assert res["ok"] and res["message"].startswith(expect), res["message"]
-    res = bmc.check_host(dict(host, password="not-the-password"), 5)
+    res = fresh_check(dict(host, password="not-the-password"))
     assert not res["ok"] and "credentials rejected" in res["message"], res["message"]
+
+
+def fresh_check(host):
+    """bmc.check_host in a new Python process, as each run of the module is: pyghmi keeps IPMI
+    sessions per process, and one refused earlier in this test session would be reused."""
+    code = ("import json, sys; from ansible_collections.slime.hybrid.plugins.module_utils import bmc; "
+            "print(json.dumps(bmc.check_host(json.loads(sys.argv[1]), 5)))")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(host)], stdout=subprocess.PIPE, check=True, env=env)
+    return json.loads(out.stdout.decode().strip().splitlines()[-1])
