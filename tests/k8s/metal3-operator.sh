@@ -7,7 +7,8 @@
 #                                       until the operator is healthy
 #   tests/k8s/metal3-operator.sh down   stop both
 # The CRDs must exist before `up` (molecule/metal3/create.yml applies them). The operator runs
-# with the cluster-admin kubeconfig of the test cluster, with its validating webhook (the
+# as its own ServiceAccount with the RBAC of its own manifests (tests/k8s/bmo_rbac.py), with its
+# validating webhook (the
 # operator's own config/base/webhook/manifests.yaml, pointed at https://127.0.0.1:$BMO_WEBHOOK_PORT
 # with a test CA instead of its in-cluster Service: every BareMetalHost the tests write passes
 # the operator's admission rules), and with the deploy kernel/ramdisk placeholders the test
@@ -97,7 +98,9 @@ up() {
   webhook_certs
   read -r ironic kernel ramdisk < <("$py" -c 'import json,sys; e=json.load(open(sys.argv[1])); print(e["ironic"]["url"], e["http"]["deploy_kernel"], e["http"]["deploy_ramdisk"])' "$endpoints")
   : >"$report"
-  KUBECONFIG=$k8s/kubeconfig IRONIC_ENDPOINT=$ironic/v1/ DEPLOY_KERNEL_URL=$kernel DEPLOY_RAMDISK_URL=$ramdisk \
+  "$py" "$here/tests/k8s/bmo_rbac.py" "$k8s/kubeconfig" "$tree" "$run/baremetal-operator.kubeconfig" \
+    || die "could not give baremetal-operator its ServiceAccount and RBAC"
+  KUBECONFIG=$run/baremetal-operator.kubeconfig IRONIC_ENDPOINT=$ironic/v1/ DEPLOY_KERNEL_URL=$kernel DEPLOY_RAMDISK_URL=$ramdisk \
     TMPDIR=$run/tmp setsid "$k8s/bin/baremetal-operator" -webhook-port="$WEBHOOK_PORT" -metrics-addr="$METRICS" -health-addr="$HEALTH" \
     >>"$logs/baremetal-operator.log" 2>&1 </dev/null &
   echo $! >"$run/baremetal-operator.pid"
