@@ -26,6 +26,13 @@ if ! have localhost/slime-forky:minbase; then
   fi
   podman import "$tarball" localhost/slime-forky:minbase >/dev/null
 fi
-have localhost/slime-host:lab || podman build -q -t localhost/slime-host:lab -f "$here/image/Containerfile.host" "$here/image"
-have localhost/slime-slurm:lab || podman build -q -t localhost/slime-slurm:lab -f "$here/image/Containerfile.slurm" "$here/image"
+# The images carry the checksum of image/ they were built from; a change there rebuilds them.
+sum=$(cat "$here"/image/* | sha256sum | cut -c1-16)
+built() { have "$1" && [ "$(podman image inspect -f '{{ index .Labels "slime.lab.sum" }}' "$1" 2>/dev/null)" = "$sum" ]; }
+if ! built localhost/slime-host:lab; then
+  podman build -q --label "slime.lab.sum=$sum" -t localhost/slime-host:lab -f "$here/image/Containerfile.host" "$here/image"
+  podman rmi -f localhost/slime-slurm:lab >/dev/null 2>&1 || true
+fi
+built localhost/slime-slurm:lab \
+  || podman build -q --label "slime.lab.sum=$sum" -t localhost/slime-slurm:lab -f "$here/image/Containerfile.slurm" "$here/image"
 podman run --rm localhost/slime-slurm:lab cat /etc/slurm-packages.txt

@@ -16,6 +16,8 @@ LAB_NODEPORT=30017
 LAB_SRUN_PORTS=60001:60100
 LAB_IMAGE_SLURM=localhost/slime-slurm:lab
 LAB_IMAGE_HOST=localhost/slime-host:lab
+# The key Ansible logs in to bare-metal hosts with (made once by lab/lib.sh, lab_ssh_key).
+LAB_SSH_KEY=$LAB_CACHE/ssh/id_ed25519
 # Pod workers: name=pod-ip@node-ip. Each runs on its own "Kubernetes node" address of k8snode,
 # which publishes its 6818 and srun range as hostPorts (one pod worker per node address).
 LAB_PODS="pod-1=10.126.0.21@10.127.0.51 pod-2=10.126.0.22@10.127.0.52"

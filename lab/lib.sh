@@ -32,4 +32,17 @@ lab_bm_run() {
 }
 lab_bm_hosts() {
   podman exec "$1" sh -c "grep -q ' $1\$' /etc/hosts || echo '$2 $1' >>/etc/hosts"
+  lab_ssh_authorize "$1"
+}
+
+# The lab's SSH key (ed25519, made once) and its public half in a host's root authorized_keys,
+# as a site's provisioning would put an operator key there.
+lab_ssh_key() {
+  [ -s "$LAB_SSH_KEY" ] && return 0
+  mkdir -p "$(dirname "$LAB_SSH_KEY")" && chmod 0700 "$(dirname "$LAB_SSH_KEY")"
+  ssh-keygen -q -t ed25519 -N '' -C slime-lab -f "$LAB_SSH_KEY"
+}
+lab_ssh_authorize() {
+  lab_ssh_key
+  podman exec -i "$1" sh -c 'umask 077; mkdir -p /root/.ssh; cat >/root/.ssh/authorized_keys' <"$LAB_SSH_KEY.pub"
 }

@@ -9,7 +9,7 @@ cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
 venv=$cache/venv
 
 need_apt=()
-for pkg in podman runc netavark aardvark-dns debootstrap iptables iproute2 python3-venv make rsync shellcheck; do
+for pkg in podman runc netavark aardvark-dns debootstrap iptables iproute2 python3-venv make rsync shellcheck openssh-client; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then
