@@ -71,12 +71,23 @@ def show_nodes(module):
     return parse_nodes(run(module, "scontrol", ["show", "node", "--oneliner"]))
 
 
-def update_and_confirm(module, commands, remaining, what, result):
-    """Run batched `scontrol update` commands, read the nodes again and fail, naming them, when
-    remaining(nodes) still lists some: a concurrent re-registration can overwrite an update at
-    once, and the module reports that rather than claim success."""
-    for command in commands:
-        run(module, "scontrol", command)
-    still = remaining(show_nodes(module))
-    if still:
-        module.fail_json(msg="slurmctld still reports other %s for: %s" % (what, ", ".join(sorted(still))), **result)
+def converge(module, changes, unknown, plan, remaining, what, **extra):
+    """The common end of the modules that update node records: fail naming the nodes slurmctld does
+    not know; report the changes, their scontrol commands (plan.update_commands) and their diff
+    (plan.diff_text); outside check mode run the commands, read the nodes again and fail, naming
+    them, when remaining(nodes) still lists some: a concurrent re-registration can overwrite an
+    update at once, and the module reports that rather than claim success. Exits the module."""
+    if unknown:
+        module.fail_json(msg="slurmctld does not know node(s): %s" % ", ".join(unknown), unknown=unknown)
+    commands = plan.update_commands(changes)
+    result = dict(changed=bool(changes), changed_nodes=sorted(changes), nodes=changes,
+                  commands=[[module.params["scontrol"]] + command for command in commands], **extra)
+    if module._diff:
+        result["diff"] = dict(before=plan.diff_text(changes, "before"), after=plan.diff_text(changes, "after"))
+    if changes and not module.check_mode:
+        for command in commands:
+            run(module, "scontrol", command)
+        still = remaining(show_nodes(module))
+        if still:
+            module.fail_json(msg="slurmctld still reports other %s for: %s" % (what, ", ".join(sorted(still))), **result)
+    module.exit_json(**result)

@@ -157,17 +157,8 @@ def main():
     if errors:
         module.fail_json(msg="invalid addresses: " + "; ".join(errors))
     changes, unknown = node_addr.plan(current, desired)
-    if unknown:
-        module.fail_json(msg="slurmctld does not know node(s): %s" % ", ".join(unknown), unknown=unknown)
-
-    commands = node_addr.update_commands(changes)
-    result = dict(changed=bool(changes), changed_nodes=sorted(changes), nodes=changes,
-                  selected=selected, commands=[[module.params["scontrol"]] + c for c in commands])
-    if module._diff:
-        result["diff"] = dict(before=node_addr.diff_text(changes, "before"), after=node_addr.diff_text(changes, "after"))
-    if changes and not module.check_mode:
-        scontrol.update_and_confirm(module, commands, lambda after: node_addr.plan(after, desired)[0], "addresses", result)
-    module.exit_json(**result)
+    scontrol.converge(module, changes, unknown, node_addr, lambda after: node_addr.plan(after, desired)[0], "addresses",
+                      selected=selected)
 
 
 if __name__ == "__main__":

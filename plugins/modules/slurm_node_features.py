@@ -88,17 +88,7 @@ def main():
     changes, unknown, errors = node_features.plan(scontrol.show_nodes(module), wanted)
     if errors:
         module.fail_json(msg="; ".join(errors))
-    if unknown:
-        module.fail_json(msg="slurmctld does not know node(s): %s" % ", ".join(unknown), unknown=unknown)
-
-    commands = node_features.update_commands(changes)
-    result = dict(changed=bool(changes), changed_nodes=sorted(changes), nodes=changes,
-                  commands=[[module.params["scontrol"]] + command for command in commands])
-    if module._diff:
-        result["diff"] = dict(before=node_features.diff_text(changes, "before"), after=node_features.diff_text(changes, "after"))
-    if changes and not module.check_mode:
-        scontrol.update_and_confirm(module, commands, lambda after: node_features.plan(after, wanted)[0], "features", result)
-    module.exit_json(**result)
+    scontrol.converge(module, changes, unknown, node_features, lambda after: node_features.plan(after, wanted)[0], "features")
 
 
 if __name__ == "__main__":
