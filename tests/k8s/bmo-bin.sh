@@ -37,11 +37,9 @@ if [ -x "$bin/baremetal-operator" ] && [ "$(cat "$bin/baremetal-operator.version
   exit 0
 fi
 
-gobin=$(python3 "$here/scripts/go_toolchain.py" "$cache/go") || die "no Go toolchain to build baremetal-operator with (see above)"
-export PATH=$gobin:$PATH
-export GOCACHE=$k8s/go/cache GOMODCACHE=$k8s/go/mod
-export GOFLAGS="-mod=mod -buildvcs=false" GOTOOLCHAIN=local CGO_ENABLED=0
-export GOPROXY=${GOPROXY:-https://proxy.golang.org,direct}
+# shellcheck source=tests/k8s/go-env.sh
+. "$here/tests/k8s/go-env.sh"
+go_env "baremetal-operator v$BMO_VERSION"
 mkdir -p "$bin" "$src"
 
 # unpack DIR TARBALL STRIP: the tarball's tree as DIR (once; a marker says it is complete).
@@ -58,12 +56,9 @@ unpack() {
 
 # mod_dir MOD@VER: the directory of the module as the Go module proxy serves it, or nothing.
 mod_dir() {
-  local probe got
-  probe=$(mktemp -d)
-  got=$(cd "$probe" && printf 'module slime.local/probe\n\ngo 1.26\n' >go.mod \
-        && go mod download -json "$1" 2>/dev/null | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p') || true
-  rm -rf "$probe"
-  [ -n "$got" ] && [ -f "$got/go.mod" ] && echo "$got"
+  local dir
+  dir=$(mod_field "$1" Dir)
+  [ -n "$dir" ] && [ -f "$dir/go.mod" ] && echo "$dir"
 }
 
 # The operator's tree from the proxy when it serves it (a user's machine): the main module's zip

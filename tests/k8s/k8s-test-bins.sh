@@ -38,23 +38,9 @@ log() { echo "k8s-test-bins: $*"; }
 
 BINARIES=(kube-apiserver kube-controller-manager kube-scheduler helm kwok slurm-operator)
 
-# --- Go environment ---------------------------------------------------------------
-# Build and module caches live in our cache so reruns reuse them. -mod=mod lets `go build`
-# fill in go.sum of the wrapper module itself; GOTOOLCHAIN=local keeps go from fetching one.
-go_env() {
-  local gobin
-  # The system Go when it is new enough, else the pinned toolchain under the cache (installed now if missing).
-  gobin=$(python3 "$here/scripts/go_toolchain.py" "$cache/go") || die "no Go toolchain to build slurm-operator $SLINKY_VERSION and Kubernetes with (see above)"
-  export PATH=$gobin:$PATH
-  export GOCACHE=$k8s/go/cache GOMODCACHE=$k8s/go/mod
-  export GOFLAGS="-mod=mod -buildvcs=false" GOTOOLCHAIN=local CGO_ENABLED=0
-  export GOPROXY=${GOPROXY:-https://proxy.golang.org,direct}
-}
-
-# `go mod download -json MOD@VER` field $2 (Dir, GoMod), or nothing when the proxy refuses it.
-mod_field() {
-  go mod download -json "$1" 2>/dev/null | sed -n "s/^[[:space:]]*\"$2\": \"\(.*\)\",*\$/\1/p"
-}
+# go_env, mod_field
+# shellcheck source=tests/k8s/go-env.sh
+. "$here/tests/k8s/go-env.sh"
 
 # --- etcd ---------------------------------------------------------------------------
 get_etcd() {
@@ -84,8 +70,7 @@ operator_src() {
   local dst=$build/src/slurm-operator-$SLINKY_VERSION dir tarball
   if [ -f "$dst/go.mod" ]; then echo "$dst"; return; fi
   mkdir -p "$build/src"
-  dir=$(cd "$build" && printf 'module slime.local/probe\n\ngo 1.26\n' >go.mod && mod_field "github.com/SlinkyProject/slurm-operator@v$SLINKY_VERSION" Dir)
-  rm -f "$build/go.mod"
+  dir=$(mod_field "github.com/SlinkyProject/slurm-operator@v$SLINKY_VERSION" Dir)
   if [ -n "$dir" ] && [ -f "$dir/go.mod" ]; then
     log "slurm-operator v$SLINKY_VERSION source from the Go module proxy" >&2
     cp -r "$dir" "$dst.tmp" && chmod -R u+w "$dst.tmp"
@@ -116,7 +101,7 @@ all_cached() {
 
 build_all() {
   if all_cached; then log "cached: $(cat "$bin/kwok.version")"; return; fi
-  go_env
+  go_env "slurm-operator $SLINKY_VERSION and Kubernetes"
   local src k8s_version helm_version stamp dir=$build/bins
   src=$(operator_src)
   k8s_version=$(required "$src/go.mod" k8s.io/kubernetes)
@@ -137,7 +122,7 @@ build_all() {
   # with ./staging/src/k8s.io/xxx. A dependency's replace directives are ignored, so the
   # wrapper repeats them, pointing at the published v0.A.B tags.
   printf 'module slime.local/k8sbins\n\ngo 1.26\n' >"$dir/go.mod"
-  kmod=$(cd "$dir" && mod_field "k8s.io/kubernetes@$k8s_version" GoMod)
+  kmod=$(mod_field "k8s.io/kubernetes@$k8s_version" GoMod)
   [ -f "$kmod" ] || die "cannot download k8s.io/kubernetes@$k8s_version from $GOPROXY"
   mods=$(awk '/^require[[:space:]]*\(/{r=1;next} r&&/^\)/{r=0} r&&$1~/^k8s\.io\//&&$2=="v0.0.0"{print $1}' "$kmod" | sort -u)
   [ -n "$mods" ] || die "found no staging modules in $kmod"

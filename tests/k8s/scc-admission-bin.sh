@@ -34,8 +34,9 @@ if [ -x "$bin/scc-admission" ] && [ "$(cat "$bin/scc-admission.version" 2>/dev/n
   exit 0
 fi
 
-gobin=$(python3 "$here/scripts/go_toolchain.py" "$cache/go") || die "no Go toolchain (see above)"
-export PATH=$gobin:$PATH
+# shellcheck source=tests/k8s/go-env.sh
+. "$here/tests/k8s/go-env.sh"
+go_env "the SCC admission helper"
 mkdir -p "$bin" "$src"
 
 # --- the upstream tree, unpacked once ----------------------------------------------------
@@ -54,8 +55,8 @@ fi
 # --- build ---------------------------------------------------------------------------------
 mkdir -p "$tree/cmd/slime-scc-admission"
 cp "$main" "$tree/cmd/slime-scc-admission/main.go"
-export GOCACHE=${GOCACHE:-$k8s/go/cache} GOMODCACHE=${GOMODCACHE:-$k8s/go/mod}
-export GOFLAGS="-mod=vendor -buildvcs=false" GOTOOLCHAIN=local CGO_ENABLED=0 GOPROXY=off
+# The project's own vendor/ tree: no module download at all.
+export GOFLAGS="-mod=vendor -buildvcs=false" GOPROXY=off
 log "building in $tree (go build -mod=vendor ./cmd/slime-scc-admission)"
 start=$(date +%s)
 (cd "$tree" && go build -trimpath -o "$bin/scc-admission.new" ./cmd/slime-scc-admission) \

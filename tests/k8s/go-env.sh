@@ -1,0 +1,28 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2154  # here and cache come from the script that sources this file
+# The Go side shared by the tier's build scripts (k8s-test-bins.sh, bmo-bin.sh,
+# scc-admission-bin.sh); sourced after they set `here`, `cache` and `die`.
+
+# go_env WHAT: the system Go when it is new enough, else the pinned toolchain under the cache
+# (installed now if missing; scripts/go_toolchain.py). Build and module caches live in our cache
+# so reruns reuse them; -mod=mod lets `go build` fill in go.sum of a wrapper module;
+# GOTOOLCHAIN=local keeps go from fetching a toolchain of its own.
+go_env() {
+  local gobin
+  gobin=$(python3 "$here/scripts/go_toolchain.py" "$cache/go") || die "no Go toolchain to build $1 with (see above)"
+  export PATH=$gobin:$PATH
+  export GOCACHE=$cache/k8s/go/cache GOMODCACHE=$cache/k8s/go/mod
+  export GOFLAGS="-mod=mod -buildvcs=false" GOTOOLCHAIN=local CGO_ENABLED=0
+  export GOPROXY=${GOPROXY:-https://proxy.golang.org,direct}
+}
+
+# mod_field MOD@VER FIELD: field FIELD (Dir, GoMod) of `go mod download -json MOD@VER`, run in a
+# throw-away module; nothing when the proxy refuses the module.
+mod_field() {
+  local probe out
+  probe=$(mktemp -d)
+  out=$(cd "$probe" && printf 'module slime.local/probe\n\ngo 1.26\n' >go.mod \
+        && go mod download -json "$1" 2>/dev/null | sed -n "s/^[[:space:]]*\"$2\": \"\(.*\)\",*\$/\1/p") || true
+  rm -rf "$probe"
+  echo "$out"
+}
