@@ -142,29 +142,19 @@ install_apt() {
   [ $rc -eq 0 ] || { tail -n 20 "$logs/apt.log" >&2; die "apt-get install ${need[*]} failed (log: $logs/apt.log)"; }
 }
 
-install_emulators() {
-  local stamp=$venv/.versions want="sushy-tools==$SUSHY_TOOLS_VERSION pyghmi==$PYGHMI_VERSION"
-  [ -x "$venv/bin/sushy-emulator" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && return 0
-  log "pip install $want into $venv (log: $logs/pip.log)"
+# install_venv VENV COMMAND LOG REQUIREMENT...: the requirements in their own venv, unless COMMAND
+# is there and the venv's stamp already names exactly these requirements.
+install_venv() {
+  local dir=$1 command=$2 logf=$logs/$3; shift 3
+  local want="$*"
+  [ -x "$dir/bin/$command" ] && [ "$(cat "$dir/.versions" 2>/dev/null)" = "$want" ] && return 0
+  log "pip install $want into $dir (log: $logf)"
   # Debian's python3 (not a pyenv shim on PATH): the venv must outlive whatever PATH says.
-  [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv" >>"$logs/pip.log" 2>&1 \
-    || die "cannot create $venv (python3-venv missing?)"
-  # shellcheck disable=SC2086
-  "$venv/bin/pip" install -q $want >>"$logs/pip.log" 2>&1 \
-    || { tail -n 20 "$logs/pip.log" >&2; die "pip install $want failed"; }
-  echo "$want" >"$stamp"
-}
-
-install_ironic() {
-  local stamp=$ironic_venv/.versions want="ironic==$IRONIC_VERSION sushy-oem-idrac"
-  [ -x "$ironic_venv/bin/ironic" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && return 0
-  log "pip install $want into $ironic_venv (log: $logs/pip-ironic.log)"
-  [ -x "$ironic_venv/bin/python" ] || /usr/bin/python3 -m venv "$ironic_venv" >>"$logs/pip-ironic.log" 2>&1 \
-    || die "cannot create $ironic_venv (python3-venv missing?)"
-  # shellcheck disable=SC2086  # $want is two requirement words
-  "$ironic_venv/bin/pip" install -q $want >>"$logs/pip-ironic.log" 2>&1 \
-    || { tail -n 20 "$logs/pip-ironic.log" >&2; die "pip install $want failed"; }
-  echo "$want" >"$stamp"
+  [ -x "$dir/bin/python" ] || /usr/bin/python3 -m venv "$dir" >>"$logf" 2>&1 \
+    || die "cannot create $dir (python3-venv missing?)"
+  "$dir/bin/pip" install -q "$@" >>"$logf" 2>&1 \
+    || { tail -n 20 "$logf" >&2; die "pip install $want failed"; }
+  echo "$want" >"$dir/.versions"
 }
 
 # --- configuration ------------------------------------------------------------------
@@ -448,8 +438,8 @@ cmd_up() {
   [ "$(id -u)" = 0 ] || die "run as root (apt-get)"
   mkdir -p "$cache" "$run" "$logs"
   install_apt
-  install_emulators
-  install_ironic
+  install_venv "$venv" sushy-emulator pip.log "sushy-tools==$SUSHY_TOOLS_VERSION" "pyghmi==$PYGHMI_VERSION"
+  install_venv "$ironic_venv" ironic pip-ironic.log "ironic==$IRONIC_VERSION" sushy-oem-idrac
   write_sushy_config
   write_ironic_config
   up_emulator redfish "$REDFISH_PORT"
