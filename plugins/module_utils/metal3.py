@@ -286,7 +286,7 @@ def bare_metal_host(host, namespace, cluster_name, provision=True):
     spec = {
         "online": bool(host["online"]) and provision,
         "bootMode": host["boot_mode"],
-        "automatedCleaningMode": host.get("automated_cleaning_mode", "metadata"),
+        "automatedCleaningMode": host["automated_cleaning_mode"],
         # false is sent as null: baremetal-operator writes the host back without the field
         # (omitempty), so a false here would be a change on every run; null removes a true.
         "bmc": {"address": host["bmc"]["address"], "credentialsName": credentials_secret_name(host),
@@ -307,7 +307,7 @@ def bare_metal_host(host, namespace, cluster_name, provision=True):
         spec["image"] = None
         spec["userData"] = None
     metadata = {"name": host["name"], "namespace": namespace, "labels": labels(cluster_name)}
-    if host.get("inspect", True) is False:
+    if not host["inspect"]:
         # baremetal-operator skips inspection for this annotation (apis/metal3.io/v1alpha1
         # baremetalhost_types.go, InspectAnnotationPrefix; value "disabled").
         metadata["annotations"] = {INSPECT_ANNOTATION: "disabled"}

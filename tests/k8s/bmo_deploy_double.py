@@ -90,6 +90,16 @@ def provisioned_status(host, node):
     }
 
 
+def record(report, host, action, **fields):
+    """One line of REPORT for a take-over or a hand-back, and the same on stdout."""
+    meta = host["metadata"]
+    entry = dict(fields, time=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                 host="%s/%s" % (meta["namespace"], meta["name"]), action=action)
+    with open(report, "a") as f:
+        f.write(json.dumps(entry) + "\n")
+    print("%s %s" % (action, entry["host"]), flush=True)
+
+
 def take(custom, host, node, report):
     meta = host["metadata"]
     ns, name = meta["namespace"], meta["name"]
@@ -97,25 +107,19 @@ def take(custom, host, node, report):
                                           {"metadata": {"annotations": {PAUSED_ANNOTATION: PAUSED_BY}}})
     custom.patch_namespaced_custom_object_status(GROUP, VERSION, ns, PLURAL, name,
                                                  {"status": provisioned_status(host, node)})
-    entry = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "host": "%s/%s" % (ns, name),
-             "bmh_state": (host.get("status") or {}).get("provisioning", {}).get("state"),
-             "ironic_provision_state": node.get("provision_state"),
-             "ironic_target_provision_state": node.get("target_provision_state"),
-             "ironic_power_state": node.get("power_state"), "ironic_last_error": node.get("last_error"),
-             "boot_interface": node.get("boot_interface"), "driver": node.get("driver"), "action": "take"}
-    with open(report, "a") as f:
-        f.write(json.dumps(entry) + "\n")
-    print("took %s/%s at Ironic %r" % (ns, name, node.get("provision_state")), flush=True)
+    record(report, host, "take",
+           bmh_state=(host.get("status") or {}).get("provisioning", {}).get("state"),
+           ironic_provision_state=node.get("provision_state"),
+           ironic_target_provision_state=node.get("target_provision_state"),
+           ironic_power_state=node.get("power_state"), ironic_last_error=node.get("last_error"),
+           boot_interface=node.get("boot_interface"), driver=node.get("driver"))
 
 
 def hand_back(custom, host, report):
     meta = host["metadata"]
     custom.patch_namespaced_custom_object(GROUP, VERSION, meta["namespace"], PLURAL, meta["name"],
                                           {"metadata": {"annotations": {PAUSED_ANNOTATION: None}}})
-    with open(report, "a") as f:
-        f.write(json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                            "host": "%s/%s" % (meta["namespace"], meta["name"]), "action": "hand back"}) + "\n")
-    print("handed %s/%s back to the operator" % (meta["namespace"], meta["name"]), flush=True)
+    record(report, host, "hand back")
 
 
 def main(kubeconfig, ironic_url, report):
