@@ -77,6 +77,7 @@ molecule: collection
 	molecule test -s hostnetwork
 	molecule test -s faults
 	molecule test -s scale
+	molecule test -s ee
 
 # Kubernetes tier (Slinky's real charts and operator on a real control plane; Metal3's real
 # baremetal-operator with Ironic and a Redfish emulator). It fails when its binaries cannot be built.

@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # Check execution-environment.yml without a container engine:
-#   1. build the collection tarball and render the EE with `ansible-builder create` in a scratch
-#      directory under the cache (the definition must validate against builder's schema 3, and
-#      every file it names must exist);
+#   1. stage it and render the Containerfile (scripts/build-ee.sh --context-only: the
+#      definition must validate against ansible-builder's schema 3, every file it names must
+#      exist, and ee/collections.yml must cover galaxy.yml's dependencies);
 #   2. merge the Python and system requirements the way the image build does
-#      (`ansible-builder introspect` over slime.hybrid and the collections of requirements.yml);
+#      (`ansible-builder introspect` over the staged collections);
 #   3. fail when a plugin imports a third-party package that no requirement provides,
 #      or when bindep.txt does not parse.
-# ansible-builder is installed into the venv when it is missing. The rendered Containerfile
-# stays in $SLIME_CACHE/ee/context; `podman build -f Containerfile context` builds it.
+# The image itself is built and run by the molecule scenario `ee` (scripts/build-ee.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
@@ -17,65 +16,30 @@ work=$cache/ee
 fail() { echo "check-ee: $*" >&2; exit 1; }
 
 [ -x "$venv/bin/python" ] || fail "no venv at $venv (run make deps)"
-if [ ! -x "$venv/bin/ansible-builder" ]; then
-  echo "check-ee: installing ansible-builder into $venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check "ansible-builder>=3.1"
-fi
 export PATH=$venv/bin:$PATH
 
-rm -rf "$work"
-mkdir -p "$work"
-# The definition and the files it names (galaxy/python/system as file names).
-files=$(cd "$here" && python - <<'PY'
-import yaml
-ee = yaml.safe_load(open("execution-environment.yml"))
-assert ee.get("version") == 3, "execution-environment.yml: version must be 3"
-names = ["execution-environment.yml"]
-for key in ("galaxy", "python", "system"):
-    value = ee.get("dependencies", {}).get(key)
-    if isinstance(value, str):
-        names.append(value)
-print(" ".join(names))
-PY
-)
-for f in $files; do
-  [ -f "$here/$f" ] || fail "execution-environment.yml names $f, which does not exist"
-  cp "$here/$f" "$work/"
-done
-ansible-galaxy collection build --force --output-path "$work" "$here" >/dev/null
-tarball=$(ls "$work"/slime-hybrid-*.tar.gz)
-
-echo "check-ee: ansible-builder $(ansible-builder --version) create"
-(cd "$work" && ansible-builder create -f execution-environment.yml -c context --output-filename Containerfile >/dev/null)
-containerfile=$work/context/Containerfile
+# (installs ansible-builder into the venv when it is missing)
+stage=$("$here/scripts/build-ee.sh" --context-only)
+containerfile=$stage/context/Containerfile
+echo "check-ee: ansible-builder $(ansible-builder --version): $containerfile"
 # shellcheck disable=SC2016  # literal lines of the Containerfile, not expansions
-for want in 'FROM $EE_BASE_IMAGE AS base' 'COPY _build/slime/ /tmp/slime/' 'helm version' \
-            'introspect.py introspect'; do
+for want in 'FROM $EE_BASE_IMAGE AS base' 'ANSIBLE_GALAXY_CLI_COLLECTION_OPTS="--offline"' \
+            'COPY _build/bin/helm /usr/local/bin/helm' 'introspect.py introspect'; do
   grep -qF -- "$want" "$containerfile" || fail "rendered Containerfile lacks: $want"
 done
-[ -s "$work/context/_build/slime/$(basename "$tarball")" ] || fail "the collection tarball is not in the build context"
+for t in "$stage"/ee/collections/*.tar.gz; do
+  [ -s "$stage/context/_build/collections/$(basename "$t")" ] || fail "$(basename "$t") is not in the build context"
+done
 
-# What the builder stage will install: introspect slime.hybrid and its Galaxy dependencies
-# (taken from where Ansible has them installed here).
+# What the builder stage will install: introspect the staged collections.
+rm -rf "$work/collections"
 cols=$work/collections/ansible_collections
-mkdir -p "$cols/slime/hybrid"
-tar -xzf "$tarball" -C "$cols/slime/hybrid"
-python - "$work/requirements.yml" "$cols" <<'PY'
-import os, sys, yaml
-import ansible_collections
-req, cols = sys.argv[1], sys.argv[2]
-roots = [p for p in os.environ.get("ANSIBLE_COLLECTIONS_PATH", "").split(os.pathsep) if p]
-roots = [os.path.join(r, "ansible_collections") for r in roots] + list(ansible_collections.__path__)
-for entry in (yaml.safe_load(open(req)) or {}).get("collections", []):
-    name = entry["name"] if isinstance(entry, dict) else entry
-    ns, coll = name.split(".")
-    src = next((os.path.join(r, ns, coll) for r in roots if os.path.isdir(os.path.join(r, ns, coll))), None)
-    if src is None:
-        sys.exit("check-ee: collection %s (requirements.yml) is not installed here; cannot introspect it" % name)
-    os.makedirs(os.path.join(cols, ns), exist_ok=True)
-    os.symlink(src, os.path.join(cols, ns, coll))
-PY
-ansible-builder introspect --user-pip "$work/requirements.txt" --user-bindep "$work/bindep.txt" \
+for t in "$stage"/ee/collections/*.tar.gz; do
+  fqcn=$(tar -xOzf "$t" MANIFEST.json | python -c 'import json, sys; i = json.load(sys.stdin)["collection_info"]; print(i["namespace"] + "/" + i["name"])')
+  mkdir -p "$cols/$fqcn"
+  tar -xzf "$t" -C "$cols/$fqcn"
+done
+ansible-builder introspect --user-pip "$here/requirements.txt" --user-bindep "$here/bindep.txt" \
   --write-pip "$work/merged-requirements.txt" --write-bindep "$work/merged-bindep.txt" \
   "$work/collections" >/dev/null
 bindep --profiles -f "$here/bindep.txt" >/dev/null || fail "bindep.txt does not parse"
@@ -132,5 +96,4 @@ if missing:
     sys.exit(1)
 PY
 
-echo "check-ee: ok - $(grep -c . "$work/merged-requirements.txt") Python and $(grep -c . "$work/merged-bindep.txt") system requirements;" \
-  "Containerfile in $work/context"
+echo "check-ee: ok - $(grep -c . "$work/merged-requirements.txt") Python and $(grep -c . "$work/merged-bindep.txt") system requirements"
