@@ -61,6 +61,8 @@ ee-check: deps
 
 lint: collection
 	yamllint -s .
+	@# Changelog fragments: known sections, valid YAML and RST (what a release's changelog is built from).
+	antsibull-changelog lint
 	ansible-lint --profile production
 	@# ansible-lint installs a copy of the collection under ~/.ansible; it would shadow this checkout.
 	@rm -rf $(HOME)/.ansible/collections/ansible_collections/slime/hybrid
