@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Add or remove one bare-metal host of the running hybrid lab, made exactly as up.sh makes
 # bm-1 and bm-2 (lib.sh): a bare systemd host, no Slurm, on the external network only.
-#   ./host.sh add NAME IP    e.g. ./host.sh add bm-3 10.127.0.63 (then converge it with site.yml)
+#   ./host.sh add NAME IP [SUITE]   e.g. ./host.sh add bm-3 10.127.0.63 (then converge it with
+#                                   site.yml); SUITE: another Debian release than the lab's forky,
+#                                   e.g. trixie (its slurmd is 24.11: Slurm's compatibility window)
 #   ./host.sh remove NAME    the container, and the node's record in slurmctld if it has one
 # Addresses: LAB_EXT_CIDR, .63 upwards (env.sh keeps .50-.52 and .61-.62).
 set -euo pipefail
@@ -11,13 +13,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lab/lib.sh
 . "$here/lib.sh"
 
-usage() { echo "usage: $0 add NAME IP | remove NAME" >&2; exit 2; }
+usage() { echo "usage: $0 add NAME IP [SUITE] | remove NAME" >&2; exit 2; }
 name_ok() { [[ $1 =~ ^[a-z][a-z0-9-]{0,40}$ ]] || { echo "lab: host name '$1' is not a short lowercase name" >&2; exit 2; }; }
 
 case "${1:-}" in
   add)
-    [ $# -eq 3 ] || usage
-    name=$2 ip=$3
+    [ $# -eq 3 ] || [ $# -eq 4 ] || usage
+    name=$2 ip=$3 image=$LAB_IMAGE_HOST
+    if [ $# -eq 4 ]; then
+      [[ $4 =~ ^[a-z]+$ ]] || { echo "lab: '$4' is not a Debian release name (e.g. trixie)" >&2; exit 2; }
+      image=$("$here/build-image.sh" --host "$4")
+    fi
     name_ok "$name"
     prefix=${LAB_EXT_CIDR%.*}.
     [[ $ip == "$prefix"* && ${ip#"$prefix"} =~ ^[0-9]+$ && ${ip#"$prefix"} -ge 2 && ${ip#"$prefix"} -le 254 ]] \
@@ -26,10 +32,10 @@ case "${1:-}" in
       [ "$c" != "$name" ] || { echo "lab: $name is one of the lab's own containers" >&2; exit 2; }
     done
     podman network exists "$LAB_EXT_NET" || { echo "lab: not up (lab/up.sh)" >&2; exit 1; }
-    lab_bm_run "$name" "$ip"
+    lab_bm_run "$name" "$ip" "$image"
     lab_wait_booted "$name"
     lab_bm_hosts "$name" "$ip"
-    echo "lab: $name up at $ip"
+    echo "lab: $name up at $ip ($image)"
     ;;
   remove)
     [ $# -eq 2 ] || usage

@@ -25,10 +25,11 @@ lab_wait_booted() {
 # A bare-metal host: a bare systemd host (no Slurm) on the external network only, with its
 # own /etc/hosts for the roles to edit. The host's FORWARD rules (up.sh) isolate the whole
 # external network from the pod network, so every such host gets the same isolation.
-#   lab_bm_run name ip      start it (returns at once; then lab_wait_booted)
+#   lab_bm_run name ip [image]   start it (returns at once; then lab_wait_booted); the image
+#                                is $LAB_IMAGE_HOST (forky) unless named
 #   lab_bm_hosts name ip    once booted: its own name in /etc/hosts
 lab_bm_run() {
-  lab_run "$1" "$LAB_IMAGE_HOST" --network "$LAB_EXT_NET:ip=$2" --no-hosts
+  lab_run "$1" "${3:-$LAB_IMAGE_HOST}" --network "$LAB_EXT_NET:ip=$2" --no-hosts
 }
 lab_bm_hosts() {
   podman exec "$1" sh -c "grep -q ' $1\$' /etc/hosts || echo '$2 $1' >>/etc/hosts"
@@ -45,4 +46,23 @@ lab_ssh_key() {
 lab_ssh_authorize() {
   lab_ssh_key
   podman exec -i "$1" sh -c 'umask 077; mkdir -p /root/.ssh; cat >/root/.ssh/authorized_keys' <"$LAB_SSH_KEY.pub"
+}
+
+# A teardown that raced another (two down.sh, or podman killed mid-way) can leave the Linux
+# bridge of a lab network behind without its podman network; podman then refuses to create the
+# network again ("subnet ... is already used on the host or by another config"). Delete the
+# bridges of this host that hold an address in CIDR and that no podman network owns, saying
+# which: lab_clear_stale_bridges cidr. Interfaces that are not bridges are never touched.
+lab_clear_stale_bridges() {
+  local cidr=$1 owned dev addr
+  owned=" $(podman network ls --format '{{.NetworkInterface}}' | tr '\n' ' ') "
+  ip -o -4 addr show | while read -r _ dev _ addr _; do
+    [ -d "/sys/class/net/$dev/bridge" ] || continue
+    case "$owned" in *" $dev "*) continue ;; esac
+    python3 -c 'import ipaddress, sys
+sys.exit(not ipaddress.ip_interface(sys.argv[1]).network.overlaps(ipaddress.ip_network(sys.argv[2])))' "$addr" "$cidr" \
+      || continue
+    echo "lab: removing bridge $dev ($addr): no podman network owns it (left by a teardown that raced another)" >&2
+    ip link delete "$dev"
+  done
 }
