@@ -5,9 +5,14 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lab/env.sh
 . "$here/env.sh"
+# shellcheck source=lab/lib.sh
+. "$here/lib.sh"
 # shellcheck disable=SC2046,SC2086  # lists of container names, split on purpose
 podman rm -f -t 2 $LAB_CONTAINERS $(podman ps -aq --filter label=slime-lab=1) >/dev/null 2>&1
 podman network rm -f "$LAB_POD_NET" "$LAB_EXT_NET" >/dev/null 2>&1
+# What a teardown racing this one may have left: the bridges, without their networks.
+lab_clear_stale_bridges "$LAB_POD_CIDR"
+lab_clear_stale_bridges "$LAB_EXT_CIDR"
 for pair in "$LAB_POD_CIDR $LAB_EXT_CIDR" "$LAB_EXT_CIDR $LAB_POD_CIDR"; do
   # shellcheck disable=SC2086  # two CIDRs, split on purpose
   set -- $pair

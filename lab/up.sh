@@ -27,7 +27,9 @@ if [ ! -s "$LAB_CACHE/slurm.key" ]; then
 fi
 
 ensure_net() { # name cidr
-  podman network exists "$1" || podman network create --disable-dns --subnet "$2" "$1" >/dev/null
+  podman network exists "$1" && return 0
+  lab_clear_stale_bridges "$2"
+  podman network create --disable-dns --subnet "$2" "$1" >/dev/null
 }
 ensure_net "$LAB_POD_NET" "$LAB_POD_CIDR"
 ensure_net "$LAB_EXT_NET" "$LAB_EXT_CIDR"
