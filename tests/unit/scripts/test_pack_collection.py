@@ -27,7 +27,7 @@ authors: [test]
 
 
 def galaxy(*args, **kwargs):
-    return subprocess.run(["ansible-galaxy", "collection"] + list(args), capture_output=True, text=True, **kwargs)
+    return subprocess.run(["ansible-galaxy", "collection"] + list(args), capture_output=True, text=True, check=False, **kwargs)
 
 
 @pytest.fixture

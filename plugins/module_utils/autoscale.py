@@ -1,0 +1,218 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""When to grow the bare-metal side of the cluster from the queue, and when to give hosts back.
+
+Pure functions over what Slurm says (squeue and `scontrol show node` output, parsed), so the
+event source plugin only polls and the rules are tested here. One call of decide() looks at one
+snapshot and says scale_out (which spare hosts), scale_in (which idle nodes) or nothing.
+
+The rules, and why (the thesis's scaling webhook "bounced": its query of pending-or-running
+jobs scaled up and down in turns while jobs started):
+- Demand is what PENDING jobs that only bare metal can serve still need: jobs whose features
+  name the bare-metal feature, pending for a reason that more nodes would remove (Resources,
+  Priority, ...; not a dependency, a hold or a begin time). Running jobs are never demand.
+- Supply is the bare-metal nodes of the pool that are IDLE now plus the hosts already asked
+  for and not yet in Slurm (in flight): a job about to start on a node that just joined is
+  not counted twice, so no second host is asked for it.
+- Scale-in only while there is no demand at all, only nodes of the pool, only nodes in state
+  IDLE with nothing else in the state (not ALLOCATED, MIXED, COMPLETING, DRAIN, DOWN,
+  RESERVED, ...), with no job of squeue on them, idle for at least idle_time by Slurm's own
+  clock (the node's LastBusyTime, so a restart of the watcher forgets nothing), and never
+  within cooldown of the last scale-out. A job that starts makes its node busy, which can
+  only stop a scale-in; a job that ends leaves demand unchanged: neither makes the other
+  direction happen.
+- Bounds: never more than max_nodes nodes of the pool (up plus in flight), never fewer than
+  min_nodes; scale_in.yml drains each node and waits for its jobs anyway.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import datetime
+
+# Pending reasons that more nodes would remove (squeue %r). Everything else (Dependency,
+# JobHeldUser, JobHeldAdmin, BeginTime, QOS limits, ...) is not demand for hosts.
+NODE_REASONS = ("Resources", "Priority", "ReqNodeNotAvail", "BadConstraints", "Nodes_required_for_job_are_DOWN")
+
+DEFAULTS = {
+    "feature": "baremetal",   # the feature of bare-metal nodes, and of jobs only they can serve
+    "hosts": [],              # the pool: hosts scale_out.yml may add and scale_in.yml may release
+    "min_nodes": 0,
+    "max_nodes": None,        # None: the size of the pool
+    "cooldown": 300,          # seconds after a scale-out during which nothing is scaled in
+    "idle_time": 600,         # seconds a node must have been idle before it is released
+    "in_flight_timeout": 1800,  # seconds after which a host asked for and never seen is asked for again
+}
+
+# Squeue output the event source asks for: one job per line, fields in this order.
+SQUEUE_FORMAT = "%i|%T|%D|%f|%r|%N"
+SLURM_TIME = "%Y-%m-%dT%H:%M:%S"
+
+
+def policy(options):
+    """DEFAULTS completed by options; raises ValueError naming every bad value at once."""
+    out = dict(DEFAULTS)
+    unknown = sorted(set(options or {}) - set(DEFAULTS))
+    out.update(options or {})
+    errors = ["unknown option %s (allowed: %s)" % (key, ", ".join(sorted(DEFAULTS))) for key in unknown]
+    if not isinstance(out["hosts"], (list, tuple)) or not all(isinstance(h, str) and h for h in out["hosts"]):
+        errors.append("hosts=%r must be a list of host names" % (out["hosts"],))
+    for key in ("min_nodes", "cooldown", "idle_time", "in_flight_timeout"):
+        if not isinstance(out[key], int) or isinstance(out[key], bool) or out[key] < 0:
+            errors.append("%s=%r must be a whole number >= 0" % (key, out[key]))
+    if out["max_nodes"] is not None and (not isinstance(out["max_nodes"], int) or out["max_nodes"] < 0):
+        errors.append("max_nodes=%r must be a whole number >= 0 or unset" % (out["max_nodes"],))
+    if not errors:
+        if out["max_nodes"] is None:
+            out["max_nodes"] = len(out["hosts"])
+        if out["min_nodes"] > out["max_nodes"]:
+            errors.append("min_nodes=%s is more than max_nodes=%s" % (out["min_nodes"], out["max_nodes"]))
+        if out["max_nodes"] > len(out["hosts"]):
+            errors.append("max_nodes=%s is more than the %s hosts of the pool" % (out["max_nodes"], len(out["hosts"])))
+    if errors:
+        raise ValueError("; ".join(errors))
+    return out
+
+
+def parse_squeue(text):
+    """`squeue -h -t PENDING,RUNNING,COMPLETING -o SQUEUE_FORMAT` -> list of job dicts."""
+    jobs = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        fields = line.split("|")
+        if len(fields) != 6:
+            raise ValueError("squeue line %r does not have the fields of %s" % (line, SQUEUE_FORMAT))
+        job_id, state, nodes, features, reason, nodelist = fields
+        jobs.append({"id": job_id, "state": state, "nodes": int(nodes) if nodes.isdigit() else 1,
+                     "features": features if features != "(null)" else "", "reason": reason,
+                     "nodelist": nodelist})
+    return jobs
+
+
+def _seconds_since(stamp, now):
+    """Seconds from a Slurm time stamp (local time, as scontrol prints it) to now (a datetime)."""
+    try:
+        then = datetime.datetime.strptime(stamp, SLURM_TIME)
+    except (TypeError, ValueError):
+        return None
+    return (now - then).total_seconds()
+
+
+def _wants_feature(job_features, feature):
+    """Whether a job's feature expression names the bare-metal feature (baremetal, [baremetal*2&pod*1], a|b...)."""
+    words = [w for w in _split_expression(job_features) if w]
+    return any(w.split("*")[0] == feature for w in words)
+
+
+def _split_expression(expression):
+    for sep in "[]()&|,!":
+        expression = expression.replace(sep, " ")
+    return expression.split()
+
+
+def _expanded(nodelist):
+    """Node names of a squeue %N list such as bm-[1-2],pod-1 (ranges and lists in brackets)."""
+    names, depth, item = [], 0, ""
+    for char in nodelist + ",":
+        if char == "," and depth == 0:
+            if item:
+                names.extend(_expand_one(item))
+            item = ""
+            continue
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        item += char
+    return names
+
+
+def _expand_one(item):
+    if "[" not in item:
+        return [item]
+    prefix, rest = item.split("[", 1)
+    body, suffix = rest.split("]", 1)
+    out = []
+    for part in body.split(","):
+        if "-" in part:
+            low, high = part.split("-", 1)
+            out += ["%s%s%s" % (prefix, str(i).zfill(len(low)), suffix) for i in range(int(low), int(high) + 1)]
+        else:
+            out.append(prefix + part + suffix)
+    return out
+
+
+def demand(jobs, feature):
+    """Nodes that pending jobs only bare metal can serve still need."""
+    return sum(job["nodes"] for job in jobs
+               if job["state"] == "PENDING" and job["reason"] in NODE_REASONS and _wants_feature(job["features"], feature))
+
+
+def _idle(node):
+    """State exactly IDLE (flags such as +DYNAMIC_NORM or +CLOUD allowed; DRAIN, COMPLETING... not)."""
+    parts = node.get("State", "").split("+")
+    return parts[0] == "IDLE" and not set(parts[1:]) - {"DYNAMIC_NORM", "DYNAMIC_FUTURE", "CLOUD", "POWERED_UP"}
+
+
+def decide(options, jobs, nodes, state, now):
+    """One decision from one snapshot.
+
+    options: policy() output; jobs: parse_squeue(); nodes: scontrol.parse_nodes() of every node;
+    state: {"last_scale_out": epoch seconds or None, "in_flight": {host: epoch seconds asked to
+    join}, "releasing": {host: epoch seconds asked to leave}} (what earlier decisions asked for);
+    now: a naive local datetime (Slurm's clock). Returns (decision, new state); decision is
+    {"action": "scale_out"|"scale_in"|"none", "hosts": [...], "reason": "..."}.
+    """
+    pool = list(options["hosts"])
+    epoch = (now - datetime.datetime(1970, 1, 1)).total_seconds()
+    in_flight = {host: asked for host, asked in (state.get("in_flight") or {}).items()
+                 if host in pool and host not in nodes and epoch - asked < options["in_flight_timeout"]}
+    releasing = {host: asked for host, asked in (state.get("releasing") or {}).items()
+                 if host in pool and host in nodes and epoch - asked < options["in_flight_timeout"]}
+    new_state = {"last_scale_out": state.get("last_scale_out"), "in_flight": dict(in_flight), "releasing": dict(releasing)}
+    up = [host for host in pool if host in nodes]
+    spare = [host for host in pool if host not in nodes and host not in in_flight]
+    busy = set()
+    for job in jobs:
+        if job["state"] in ("RUNNING", "COMPLETING") and job["nodelist"]:
+            busy.update(_expanded(job["nodelist"]))
+    idle = [host for host in up if _idle(nodes[host]) and host not in busy and host not in releasing]
+    wanted = demand(jobs, options["feature"])
+    room = options["max_nodes"] - len(up) - len(in_flight)
+
+    short = max(wanted - len(idle) - len(in_flight), options["min_nodes"] - len(up) - len(in_flight), 0)
+    if short and room > 0 and spare:
+        hosts = spare[:min(short, room)]
+        for host in hosts:
+            new_state["in_flight"][host] = epoch
+        new_state["last_scale_out"] = epoch
+        return ({"action": "scale_out", "hosts": hosts,
+                 "reason": "pending bare-metal jobs need %d nodes; %d idle, %d coming" % (wanted, len(idle), len(in_flight))
+                 if wanted else "fewer than min_nodes=%d" % options["min_nodes"]}, new_state)
+    if wanted:
+        if not short:
+            why = "enough"
+        elif room <= 0:
+            why = "max_nodes=%d reached" % options["max_nodes"]
+        else:
+            why = "no spare host"
+        return ({"action": "none", "hosts": [],
+                 "reason": "pending bare-metal jobs need %d nodes; %d idle, %d coming: %s" % (wanted, len(idle), len(in_flight), why)},
+                new_state)
+    last = new_state["last_scale_out"]
+    if last is not None and epoch - last < options["cooldown"]:
+        return ({"action": "none", "hosts": [], "reason": "cooling down after a scale-out"}, new_state)
+    releasable = []
+    for host in idle:
+        idle_for = _seconds_since(nodes[host].get("LastBusyTime"), now)
+        if idle_for is not None and idle_for >= options["idle_time"]:
+            releasable.append(host)
+    keep = options["min_nodes"] - (len(up) - len(releasable))
+    if keep > 0:
+        releasable = releasable[:max(len(releasable) - keep, 0)]
+    if releasable:
+        for host in releasable:
+            new_state["releasing"][host] = epoch
+        return ({"action": "scale_in", "hosts": releasable,
+                 "reason": "idle for %ds or more, no pending bare-metal job" % options["idle_time"]}, new_state)
+    return ({"action": "none", "hosts": [], "reason": "nothing pending, nothing idle long enough"}, new_state)
