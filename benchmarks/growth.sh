@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Converge time against the number of bare-metal hosts: site.yml on 1, 2 and 4 fresh hosts
-# (lab/host.sh add: bare systemd hosts like bm-1/bm-2, no Slurm), each size on hosts made
-# for it and removed after. The inventory is generated in a temporary directory and extends
+# Converge time against the number of bare-metal hosts: site.yml on 1, 4 and 16 fresh hosts
+# (BENCH_GROWTH_SIZES; lab/host.sh add: bare systemd hosts like bm-1/bm-2, no Slurm, reached
+# over SSH), each size on hosts made for it and removed after, with forks >= the size. For each
+# size also: the idempotent re-run of site.yml against an empty play over the same hosts, and
+# the memory each converged host takes (podman stats). The inventory is generated in a temporary directory and extends
 # inventories/lab (same groups, group_vars and connection); the run is limited to the fresh
 # hosts. Needs a running, converged lab (lab/up.sh + site.yml). Measures; never asserts a limit.
 set -euo pipefail
@@ -10,8 +12,11 @@ export ANSIBLE_CONFIG=$PWD/ansible.cfg ANSIBLE_NOCOLOR=1
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 changed() { grep -Eo 'changed=[0-9]+' | awk -F= '{ s += $2 } END { print s + 0 }'; }
-sizes=${BENCH_GROWTH_SIZES:-1 2 4}
+sizes=${BENCH_GROWTH_SIZES:-1 4 16}
 first=3 base=63            # bm-3 at 10.127.0.63, ... (lab/env.sh has .50-.52 and .61-.62)
+mib() { awk '{ v = $1; u = $1; sub(/[0-9.]+/, "", u); sub(/[A-Za-z]+$/, "", v);
+               f = (u ~ /^G/) ? 1024 : (u ~ /^M/) ? 1 : (u ~ /^k/) ? 1 / 1024 : 1 / 1048576; s += v * f }
+             END { printf "%.0f", s / NR }'; }
 
 tmp=$(mktemp -d)
 hosts=()
@@ -36,13 +41,19 @@ for n in $sizes; do
   for i in $(seq 0 $((n - 1))); do ./lab/host.sh add "bm-$((first + i))" "10.127.0.$((base + i))" >/dev/null & done
   wait
   limit=$(IFS=,; echo "${hosts[*]}")
+  forks=$(( n > 10 ? n : 10 ))
+  run() { ansible-playbook -f "$forks" -i inventories/lab/hosts.yml -i "$tmp/fresh.yml" --limit "$limit" "$@"; }
   t0=$(now)
-  if out=$(ansible-playbook -i inventories/lab/hosts.yml -i "$tmp/fresh.yml" --limit "$limit" playbooks/site.yml 2>&1); then rc=0; else rc=$?; fi
+  if out=$(run playbooks/site.yml 2>&1); then rc=0; else rc=$?; fi
   t1=$(now)
   idle=$(podman exec ctl sinfo -h -N -n "$limit" -o '%N %T' 2>/dev/null | grep -c ' idle$' || true)
   s=$(secs "$t0" "$t1")
   [ -n "$one" ] || one=$s
-  echo "converge of $n fresh bare-metal host$([ "$n" = 1 ] || echo s): $s s ($(awk -v a="$s" -v b="$one" 'BEGIN { printf "%.2f", a / b }')x the 1-host time, $(awk -v a="$s" -v n="$n" 'BEGIN { printf "%.1f", a / n }') s per host; changed=$(changed <<<"$out"), rc=$rc, $idle/$n IDLE)"
+  echo "converge of $n fresh bare-metal host$([ "$n" = 1 ] || echo s) (forks $forks): $s s ($(awk -v a="$s" -v b="$one" 'BEGIN { printf "%.2f", a / b }')x the 1-host time, $(awk -v a="$s" -v n="$n" 'BEGIN { printf "%.1f", a / n }') s per host; changed=$(changed <<<"$out"), rc=$rc, $idle/$n IDLE)"
+  t0=$(now); run benchmarks/empty.yml >/dev/null 2>&1; t1=$(now); empty=$(secs "$t0" "$t1")
+  t0=$(now); out=$(run playbooks/site.yml 2>&1) || true; t1=$(now); rerun=$(secs "$t0" "$t1")
+  echo "idempotent re-run of site.yml on the $n: $rerun s (changed=$(changed <<<"$out")) vs empty play over them: $empty s ($(awk -v a="$rerun" -v b="$empty" 'BEGIN { printf "%.1f", a / b }')x)"
+  echo "memory per converged host (podman stats, mean of $n): $(podman stats --no-stream --format '{{.MemUsage}}' "${hosts[@]}" | cut -d/ -f1 | mib) MiB"
   for h in "${hosts[@]}"; do ./lab/host.sh remove "$h" >/dev/null; done
   hosts=()
 done

@@ -15,6 +15,10 @@ def _doctor_checks(model, nodes, member):
     return doctor.baremetal_checks(model_or_fail(cluster_model.normalize, model), nodes, member)
 
 
+def _doctor_controller_address(resolved, model, member):
+    return doctor.controller_address(model_or_fail(cluster_model.normalize, model), resolved, member)
+
+
 def _doctor_report(results):
     table, broken = doctor.report(results)
     return {"table": table.splitlines(), "broken": broken}
@@ -26,6 +30,7 @@ class FilterModule(object):
     def filters(self):
         return {
             "doctor_checks": _doctor_checks,
+            "doctor_controller_address": _doctor_controller_address,
             "doctor_findings": doctor.controller_findings,
             "doctor_report": _doctor_report,
             "doctor_srun_results": doctor.srun_results,

@@ -68,6 +68,39 @@ def baremetal_checks(model, nodes, member):
     return checks
 
 
+# What a bare-metal host whose /etc/hosts (and OUTPUT DNAT) still name the controller pod's old
+# address keeps, per network mode, once the pod was rescheduled with a new pod IP (lab-tested in
+# nat and routed: fault g of molecule faults and routed; docs/faults.md).
+_VIA_NODEPORT = ("this host still reaches slurmctld through the old address's DNAT to the NodePort, which "
+                 "follows the pod as long as it runs on the node at {node}; if the pod moved to another node, "
+                 "that path is gone too")
+MOVED_CONTROLLER = {
+    "nat": _VIA_NODEPORT,
+    "hostnetwork": _VIA_NODEPORT,
+    "routed": ("this host reaches no slurmctld at the old address: slurmd cannot register, the end of its jobs "
+               "cannot be reported (they stay unfinished) and srun from here fails"),
+}
+
+
+def controller_address(model, resolved, member):
+    """Report row: the controller's name, as this host resolves it (`getent ahostsv4` output), must
+    be the controller pod's address the cluster reports now (it changes when the pod is rescheduled)."""
+    ctl = model["controller"]
+    found = sorted({line.split()[0] for line in (resolved or "").splitlines() if line.strip()})
+    ok = found == [ctl["address"]]
+    return {
+        "name": "%s: %s resolves to the controller pod" % (member, ctl["host"]),
+        "expected": ctl["address"],
+        "observed": ",".join(found) or "unresolved",
+        "ok": ok,
+        "hint": "" if ok else (
+            "%s resolves to %s on %s, but the controller pod is at %s now (rescheduled with a new pod IP?): run "
+            "site.yml, which rewrites /etc/hosts and the OUTPUT DNAT from what it discovers. Until then %s"
+            % (ctl["host"], ",".join(found) or "nothing", member, ctl["address"],
+               MOVED_CONTROLLER[model["network_mode"]].format(node=(model.get("nodeport") or {}).get("address")))),
+    }
+
+
 def controller_findings(nodes):
     """What slurmctld itself reports: nodes it cannot reach (NOT_RESPONDING) are broken paths."""
     findings = []

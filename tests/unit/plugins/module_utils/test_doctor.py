@@ -311,3 +311,31 @@ def test_report_of_real_checks_findings_and_srun_results(nodes):
     assert "fix_nodeaddr" in broken[1]["hint"]
     assert table.count("BROKEN") == 4
     assert len(table.splitlines()) == len(results) + 1
+
+
+GETENT_OLD = "10.126.0.11     STREAM slurm-controller\n10.126.0.11     DGRAM  \n10.126.0.11     RAW    \n"
+
+
+@pytest.mark.parametrize("mode", ["nat", "hostnetwork", "routed"])
+def test_controller_address_matches_where_the_pod_is(mode):
+    row = doctor.controller_address(_model(mode), GETENT_OLD, "bm-1")
+    assert row["ok"] and row["observed"] == row["expected"] == "10.126.0.11" and row["hint"] == ""
+
+
+@pytest.mark.parametrize("mode,still", [("nat", "still reaches slurmctld through the old address's DNAT to the NodePort, which "
+                                                "follows the pod as long as it runs on the node at 10.127.0.50"),
+                                        ("hostnetwork", "as long as it runs on the node at 10.127.0.50"),
+                                        ("routed", "reaches no slurmctld")])
+def test_controller_pod_moved_is_named_with_what_still_works(mode, still):
+    model = _model(mode)
+    model["controller"]["address"] = "10.126.0.12"   # discovered after the pod was rescheduled
+    row = doctor.controller_address(model, GETENT_OLD, "bm-1")
+    assert not row["ok"]
+    assert (row["expected"], row["observed"]) == ("10.126.0.12", "10.126.0.11")
+    assert "resolves to 10.126.0.11 on bm-1, but the controller pod is at 10.126.0.12 now" in row["hint"]
+    assert "run site.yml" in row["hint"] and still in row["hint"]
+
+
+def test_controller_name_that_does_not_resolve():
+    row = doctor.controller_address(_model("nat"), "", "bm-1")
+    assert not row["ok"] and row["observed"] == "unresolved"
