@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Build the execution environment (execution-environment.yml) with podman, from nothing a
 # registry or Galaxy would have to serve:
-#   1. the base image: Debian trixie minbase (lab/minbase.sh, debootstrap) + ee/base/Containerfile
-#      -> localhost/slime-ee-base:trixie, trusting the CAs this host adds to Debian's
-#      (${SLIME_EE_CA_DIR:-/usr/local/share/ca-certificates}/*.crt: a proxy that inspects TLS
-#      or a private index must be trusted inside the build as it is here);
-#   2. a staging directory under the cache holding the definition, its requirement files, the
+#   1. a staging directory under the cache holding the definition, its requirement files, the
 #      collection tarballs ee/collections.yml names (slime.hybrid built from this checkout,
 #      its dependencies packed from the copies Ansible runs here: scripts/pack_collection.py)
 #      and a Helm client ($SLIME_EE_HELM, else the helm in PATH);
+#   2. the base image: Debian trixie minbase (lab/minbase.sh, debootstrap) + ee/base/Containerfile
+#      -> localhost/slime-ee-base:trixie, trusting the CAs this host adds to Debian's
+#      (${SLIME_EE_CA_DIR:-/usr/local/share/ca-certificates}/*.crt: a proxy that inspects TLS
+#      or a private index must be trusted inside the build as it is here);
 #   3. ansible-builder build -> localhost/slime-hybrid-ee:<galaxy.yml version> (and :latest).
 # Nothing is rebuilt while the inputs are unchanged (a stamp under the cache); podman's layer
 # cache keeps the Python and system packages when only the collection changed.
@@ -34,7 +34,7 @@ export PATH=$venv/bin:$PATH
 version=$(python -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["version"])' "$here/galaxy.yml")
 image=localhost/slime-hybrid-ee:$version
 
-# --- 2. the staging directory ------------------------------------------------------------
+# --- 1. the staging directory ------------------------------------------------------------
 rm -rf "$stage"
 mkdir -p "$stage/ee/collections" "$stage/ee/bin"
 cp "$here/execution-environment.yml" "$here/requirements.txt" "$here/bindep.txt" "$stage/"
@@ -81,13 +81,13 @@ helm=${SLIME_EE_HELM:-$(command -v helm || true)}
 cp "$helm" "$stage/ee/bin/helm"
 log "helm $("$helm" version --short) ($helm)"
 
-# --- 1. the base image ---------------------------------------------------------------------
+# --- 2. the base image ---------------------------------------------------------------------
 minbase=$("$here/lab/minbase.sh" trixie)
 base_ctx=$cache/ee/base
 rm -rf "$base_ctx" && mkdir -p "$base_ctx/certs"
 cp "$here"/ee/base/* "$base_ctx/"
 for crt in "${SLIME_EE_CA_DIR:-/usr/local/share/ca-certificates}"/*.crt; do
-  [ -f "$crt" ] && cp "$crt" "$base_ctx/certs/"
+  if [ -f "$crt" ]; then cp "$crt" "$base_ctx/certs/"; fi
 done
 base_sum=$(cd "$base_ctx" && find . -type f | sort | xargs cat | sha256sum | cut -c1-16)
 base=localhost/slime-ee-base:trixie
