@@ -32,6 +32,8 @@ __metaclass__ = type
 
 import datetime
 
+from ansible_collections.slime.hybrid.plugins.module_utils import scontrol
+
 # Pending reasons that more nodes would remove (squeue %r). Everything else (Dependency,
 # JobHeldUser, JobHeldAdmin, BeginTime, QOS limits, ...) is not demand for hosts.
 NODE_REASONS = ("Resources", "Priority", "ReqNodeNotAvail", "BadConstraints", "Nodes_required_for_job_are_DOWN")
@@ -149,9 +151,15 @@ def demand(jobs, feature):
 
 
 def _idle(node):
-    """State exactly IDLE (flags such as +DYNAMIC_NORM or +CLOUD allowed; DRAIN, COMPLETING... not)."""
-    parts = node.get("State", "").split("+")
-    return parts[0] == "IDLE" and not set(parts[1:]) - {"DYNAMIC_NORM", "DYNAMIC_FUTURE", "CLOUD", "POWERED_UP"}
+    """State exactly IDLE (flags such as +DYNAMIC_NORM or +CLOUD allowed; DRAIN, COMPLETING, a
+    node not responding... not)."""
+    base, flags = scontrol.state_flags(node.get("State", ""))
+    return base == "IDLE" and not set(flags) - {"DYNAMIC_NORM", "DYNAMIC_FUTURE", "CLOUD", "POWERED_UP"}
+
+
+def _still_asked(asked, keep, epoch, timeout):
+    """The hosts of an earlier decision's {host: epoch asked} that keep(host) holds, asked less than timeout ago."""
+    return {host: when for host, when in (asked or {}).items() if keep(host) and epoch - when < timeout}
 
 
 def decide(options, jobs, nodes, state, now):
@@ -165,10 +173,11 @@ def decide(options, jobs, nodes, state, now):
     """
     pool = list(options["hosts"])
     epoch = (now - datetime.datetime(1970, 1, 1)).total_seconds()
-    in_flight = {host: asked for host, asked in (state.get("in_flight") or {}).items()
-                 if host in pool and host not in nodes and epoch - asked < options["in_flight_timeout"]}
-    releasing = {host: asked for host, asked in (state.get("releasing") or {}).items()
-                 if host in pool and host in nodes and epoch - asked < options["in_flight_timeout"]}
+    # Asked to join and not in Slurm yet; asked to leave and still in Slurm.
+    in_flight = _still_asked(state.get("in_flight"), lambda host: host in pool and host not in nodes,
+                             epoch, options["in_flight_timeout"])
+    releasing = _still_asked(state.get("releasing"), lambda host: host in pool and host in nodes,
+                             epoch, options["in_flight_timeout"])
     new_state = {"last_scale_out": state.get("last_scale_out"), "in_flight": dict(in_flight), "releasing": dict(releasing)}
     up = [host for host in pool if host in nodes]
     spare = [host for host in pool if host not in nodes and host not in in_flight]
