@@ -85,7 +85,12 @@ logger = logging.getLogger(__name__)
 
 async def _run(argv):
     proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    out, err = await proc.communicate()
+    try:
+        out, err = await proc.communicate()
+    except asyncio.CancelledError:  # ansible-rulebook stops the source: leave no command behind
+        proc.kill()
+        await proc.wait()
+        raise
     if proc.returncode != 0:
         raise RuntimeError("%s failed (rc=%d): %s" % (" ".join(argv), proc.returncode, err.decode(errors="replace").strip()))
     return out.decode(errors="replace")
