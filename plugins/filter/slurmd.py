@@ -2,7 +2,8 @@
 # Copyright (c) 2026 slime.hybrid contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters over plugins/module_utils/slurmd.py: the Slurm release a bare-metal slurmd may run
-beside slurmctld, the version apt leaves installed, and slurmd's --conf arguments."""
+beside slurmctld, the version apt leaves installed, slurmd's --conf arguments, and what a
+rolling upgrade does to a host."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -23,4 +24,5 @@ class FilterModule(object):
             "slurm_compat_error": _slurm_compat_error,
             "apt_policy_version": slurmd.apt_policy_version,
             "slurmd_conf": slurmd.slurmd_conf_args,
+            "slurmd_upgrade": slurmd.upgrade_plan,
         }

@@ -11,10 +11,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible_collections.slime.hybrid.plugins.module_utils import scontrol
 
 STATES = ("drained", "absent", "resumed")
 _BUSY = ("ALLOCATED", "MIXED", "COMPLETING")
+_STAMP_RE = re.compile(r"\s*\[[^\]]*@[^\]]*\]$")
 
 
 def is_drain(record):
@@ -27,15 +30,23 @@ def is_busy(record):
     return base in _BUSY or "COMPLETING" in flags
 
 
-def plan(current, names, state):
-    """What to do for the named nodes: {"present", "missing", "drain", "resume", "delete"}."""
+def drain_reason(record):
+    """The reason a node was drained, without the '[user@time]' slurmctld appends."""
+    return _STAMP_RE.sub("", record.get("Reason", "")).strip()
+
+
+def plan(current, names, state, only_reason=None):
+    """What to do for the named nodes: {"present", "missing", "drain", "resume", "delete"}.
+    With only_reason, state=resumed resumes only nodes drained for that reason: a drain an
+    operator set for another cause stays."""
     if state not in STATES:
         raise ValueError("state=%r; allowed: %s" % (state, ", ".join(STATES)))
     present = [name for name in names if name in current]
     out = {"present": present, "missing": [name for name in names if name not in current],
            "drain": [], "resume": [], "delete": []}
     if state == "resumed":
-        out["resume"] = [name for name in present if is_drain(current[name])]
+        out["resume"] = [name for name in present if is_drain(current[name])
+                         and (only_reason is None or drain_reason(current[name]) == only_reason)]
     else:
         out["drain"] = [name for name in present if not is_drain(current[name])]
         if state == "absent":

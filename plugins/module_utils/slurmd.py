@@ -95,21 +95,65 @@ def releases_behind(slurmctld_version):
     return RELEASES_BEHIND[1] if release_index(slurmctld_version) >= release_index(WINDOW_WIDENED_IN) else RELEASES_BEHIND[0]
 
 
-def apt_policy_version(policy_output, pinned=""):
-    """The version apt would leave installed: the pinned one, else the installed one, else
-    the candidate; '' when the package is unknown. Input: `apt-cache policy PKG` output."""
-    if pinned:
-        return str(pinned)
+def _apt_policy(policy_output):
+    """`apt-cache policy PKG` output -> {"Installed": version or '', "Candidate": version or ''}."""
     found = {}
     for line in (policy_output or "").splitlines():
         key, _sep, value = line.strip().partition(":")
         if key in ("Installed", "Candidate") and key not in found:
             found[key] = value.strip()
-    for key in ("Installed", "Candidate"):
-        value = found.get(key, "")
-        if value and value != "(none)":
-            return value
-    return ""
+    return dict((key, "" if found.get(key, "") in ("", "(none)") else found[key]) for key in ("Installed", "Candidate"))
+
+
+def apt_policy_version(policy_output, pinned=""):
+    """The version apt would leave installed: the pinned one, else the installed one, else
+    the candidate; '' when the package is unknown. Input: `apt-cache policy PKG` output."""
+    if pinned:
+        return str(pinned)
+    policy = _apt_policy(policy_output)
+    return policy["Installed"] or policy["Candidate"]
+
+
+def _slurm_release(version):
+    """'26.05.5-1' -> '26.05.5' (what slurmd reports as its Version), '26.05' -> '26.05'."""
+    year, month, patch = parse_slurm_version(version)
+    return "%02d.%02d" % (year, month) + ("" if patch is None else ".%d" % patch)
+
+
+def upgrade_plan(policy_output, slurmctld_version, pinned="", running=""):
+    """What a rolling upgrade does to one host's slurmd. Input: `apt-cache policy slurmd` output
+    (after the index was refreshed), the slurmctld version, the version asked for (else the
+    candidate) and the Version slurmctld's record of the node shows ('' when it has none).
+    Returns {"installed", "target", "release", "upgrade", "error"}: "release" is the target as
+    slurmd reports it (26.05.5); "upgrade" is true when the packages are not at the target, or
+    the slurmd that registered runs another release than the one installed (a run stopped
+    between the package upgrade and the restart); "error" refuses the target: not installable,
+    newer than slurmctld or outside its window, or older than what is installed."""
+    policy = _apt_policy(policy_output)
+    installed, target = policy["Installed"], str(pinned) if pinned else policy["Candidate"]
+    out = {"installed": installed, "target": target, "release": "", "upgrade": False, "error": ""}
+    if not installed:
+        out["error"] = "slurmd is not installed: converge the host with site.yml before upgrading it"
+    elif not target:
+        out["error"] = "no installable version of slurmd in the configured repositories"
+    else:
+        try:
+            out["release"] = _slurm_release(target)
+            older = _ordered(target) < _ordered(installed)
+        except ValueError as exc:
+            out["error"] = str(exc)
+            return out
+        out["error"] = version_compat_error(target, slurmctld_version) or (
+            "the target slurmd %s is older than the installed %s; a rolling upgrade does not downgrade"
+            % (target, installed) if older else "")
+        restart_owed = bool(running) and running != _slurm_release(installed)
+        out["upgrade"] = not out["error"] and (target != installed or restart_owed)
+    return out
+
+
+def _ordered(version):
+    year, month, patch = parse_slurm_version(version)
+    return year, month, patch or 0
 
 
 def slurmd_conf_args(features=None, extra=None):

@@ -18,7 +18,8 @@ description:
     Running jobs are never cancelled or requeued.
   - O(state=absent) does the same, then deletes the nodes' dynamic node records (C(scontrol delete)).
     Stop slurmd on the hosts between the two (playbooks/scale_in.yml does), or it registers again.
-  - O(state=resumed) clears the drain (undo).
+  - O(state=resumed) clears the drain (undo); with O(only_reason=true), only of the nodes drained for O(reason),
+    so a drain an operator set for another cause stays (playbooks/upgrade.yml resumes what it drained).
   - When the jobs do not finish within O(timeout), the module fails naming the nodes and their jobs, and leaves
     the nodes drained.
   - Nodes slurmctld does not know are already absent; they are reported in RV(missing).
@@ -38,6 +39,11 @@ options:
     description: Drain reason recorded by slurmctld.
     type: str
     default: slime.hybrid scale-in
+  only_reason:
+    description: With O(state=resumed), resume only the nodes whose drain reason is O(reason).
+    type: bool
+    default: false
+    version_added: 0.2.0
   wait:
     description: Wait until the nodes run no job (always done before a delete).
     type: bool
@@ -134,6 +140,7 @@ def main():
             names=dict(type="list", elements="str", required=True),
             state=dict(type="str", choices=list(node_state.STATES), default="drained"),
             reason=dict(type="str", default="slime.hybrid scale-in"),
+            only_reason=dict(type="bool", default=False),
             wait=dict(type="bool", default=True),
             timeout=dict(type="int", default=3600),
             poll=dict(type="int", default=5),
@@ -145,7 +152,7 @@ def main():
     params = module.params
     names = params["names"]
     current = read_nodes(module)
-    planned = node_state.plan(current, names, params["state"])
+    planned = node_state.plan(current, names, params["state"], params["reason"] if params["only_reason"] else None)
     changed = bool(planned["drain"] or planned["resume"] or planned["delete"])
     result = dict(changed=changed, drained=planned["drain"], resumed=planned["resume"], deleted=planned["delete"],
                   missing=planned["missing"], waited=0.0, jobs=[])

@@ -42,6 +42,27 @@ def test_plan_resumed():
     assert node_state.plan(NODES, ["idle", "drained", "down"], "resumed")["resume"] == ["drained", "down"]
 
 
+OURS = {
+    "upgrading": {"State": "IDLE+DRAIN+DYNAMIC_NORM", "Reason": "slime.hybrid upgrade [root@2026-11-24T14:00:00]"},
+    "dimm": {"State": "IDLE+DRAIN+DYNAMIC_NORM", "Reason": "bad DIMM, ticket 42 [admin@2026-11-24T13:00:00]"},
+    "unstamped": {"State": "IDLE+DRAIN+DYNAMIC_NORM", "Reason": "slime.hybrid upgrade"},
+    "idle": {"State": "IDLE+DYNAMIC_NORM"},
+}
+
+
+def test_drain_reason_drops_the_user_and_time():
+    assert node_state.drain_reason(OURS["upgrading"]) == "slime.hybrid upgrade"
+    assert node_state.drain_reason(OURS["dimm"]) == "bad DIMM, ticket 42"
+    assert node_state.drain_reason(OURS["unstamped"]) == "slime.hybrid upgrade"
+    assert node_state.drain_reason(OURS["idle"]) == ""
+
+
+def test_plan_resumed_only_for_a_reason_keeps_other_drains():
+    names = ["upgrading", "dimm", "unstamped", "idle"]
+    assert node_state.plan(OURS, names, "resumed", "slime.hybrid upgrade")["resume"] == ["upgrading", "unstamped"]
+    assert node_state.plan(OURS, names, "resumed")["resume"] == ["upgrading", "dimm", "unstamped"]
+
+
 def test_plan_refuses_unknown_state():
     with pytest.raises(ValueError) as exc:
         node_state.plan(NODES, ["idle"], "deleted")

@@ -208,6 +208,57 @@ def test_apt_policy_version_feeds_version_compat():
     assert sd.version_compat_error(sd.apt_policy_version(APT_INSTALLED_OLDER_THAN_CANDIDATE), "26.05") is None
 
 
+# --------------------------------------------------------------------------- rolling upgrade
+
+@pytest.mark.parametrize("output, ctld, pinned, running, expected", [
+    # trixie's 24.11 installed, forky's 26.05 offered, slurmctld 26.05: upgrade
+    (APT_INSTALLED_OLDER_THAN_CANDIDATE, "26.05", "", "25.11.2",
+     {"installed": "25.11.2-1", "target": "26.05.5-1", "release": "26.05.5", "upgrade": True, "error": ""}),
+    # already at the candidate and running it: nothing to do
+    (APT_INSTALLED, "26.05", "", "26.05.5",
+     {"installed": "26.05.5-1", "target": "26.05.5-1", "release": "26.05.5", "upgrade": False, "error": ""}),
+    # already at the candidate but slurmctld still lists the old slurmd: a restart is owed
+    (APT_INSTALLED, "26.05", "", "25.11.2",
+     {"installed": "26.05.5-1", "target": "26.05.5-1", "release": "26.05.5", "upgrade": True, "error": ""}),
+    # no record in slurmctld: the packages decide
+    (APT_INSTALLED, "26.05", "", "",
+     {"installed": "26.05.5-1", "target": "26.05.5-1", "release": "26.05.5", "upgrade": False, "error": ""}),
+    # a pinned target within the window, below the candidate
+    (APT_INSTALLED_OLDER_THAN_CANDIDATE, "26.05", "25.11.3-1", "25.11.2",
+     {"installed": "25.11.2-1", "target": "25.11.3-1", "release": "25.11.3", "upgrade": True, "error": ""}),
+], ids=["upgrade", "at-target", "restart-owed", "no-record", "pinned"])
+def test_upgrade_plan(output, ctld, pinned, running, expected):
+    assert sd.upgrade_plan(output, ctld, pinned, running) == expected
+
+
+@pytest.mark.parametrize("output, ctld, pinned, message", [
+    (APT_INSTALLED_OLDER_THAN_CANDIDATE, "25.11", "",
+     "slurmd 26.05.5-1 is newer than slurmctld 25.11; slurmd must not be newer than the controller"),
+    (APT_INSTALLED, "26.05", "25.11.2-1",
+     "the target slurmd 25.11.2-1 is older than the installed 26.05.5-1; a rolling upgrade does not downgrade"),
+    (APT_INSTALLED, "26.05", "26.05.4-1",
+     "the target slurmd 26.05.4-1 is older than the installed 26.05.5-1; a rolling upgrade does not downgrade"),
+    (APT_NOT_INSTALLED, "26.05", "", "slurmd is not installed: converge the host with site.yml before upgrading it"),
+    (APT_NO_CANDIDATE, "26.05", "", "slurmd is not installed"),
+    (APT_INSTALLED.replace("Candidate: 26.05.5-1", "Candidate: (none)"), "26.05", "",
+     "no installable version of slurmd in the configured repositories"),
+    (APT_INSTALLED, "26.05", "latest", "'latest' is not a Slurm version"),
+    (APT_INSTALLED_OLDER_THAN_CANDIDATE, "30.05", "",
+     "slurmd 26.05.5-1 is 8 major releases older than slurmctld 30.05"),
+], ids=["newer-than-slurmctld", "downgrade", "patch-downgrade", "not-installed", "nothing", "no-candidate",
+        "garbage", "outside-window"])
+def test_upgrade_plan_refuses(output, ctld, pinned, message):
+    plan = sd.upgrade_plan(output, ctld, pinned, "")
+    assert message in plan["error"]
+    assert plan["upgrade"] is False
+
+
+def test_upgrade_plan_release_of_an_epoch_version():
+    plan = sd.upgrade_plan(APT_EPOCH.replace("Installed: (none)", "Installed: 1:26.05.4-1"), "26.05")
+    assert (plan["target"], plan["release"], plan["upgrade"], plan["error"]) == ("1:26.05.5-1", "26.05.5", True, "")
+
+
+
 # --------------------------------------------------------------------------- slurmd --conf
 
 
