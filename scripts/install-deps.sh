@@ -12,6 +12,11 @@ need_apt=()
 for pkg in podman runc netavark aardvark-dns debootstrap iptables iproute2 python3-venv make rsync shellcheck openssh-client; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
 done
+# ansible-rulebook (the autoscaling rulebook's tests) runs rules in a JVM: Java 17 or newer.
+java_major=$( (java -XshowSettings:properties -version 2>&1 || true) | sed -n 's/^ *java.specification.version = \([0-9]*\).*/\1/p')
+if [ "${java_major:-0}" -lt 17 ]; then
+  need_apt+=(default-jre-headless)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "install-deps: apt-get install ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive

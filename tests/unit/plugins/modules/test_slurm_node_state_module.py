@@ -16,8 +16,9 @@ from ansible_collections.slime.hybrid.plugins.modules import slurm_node_state
 class FakeSlurmctld(object):
     """Node states and running jobs; a job ends after `job_polls` node reads."""
 
-    def __init__(self, states, jobs=None, job_polls=2):
+    def __init__(self, states, jobs=None, job_polls=2, reasons=None):
         self.states = dict(states)
+        self.reasons = dict(reasons or {})  # node -> drain reason, printed as slurmctld does
         self.jobs = dict(jobs or {})  # node -> job id
         self.job_polls = job_polls
         self.calls = []
@@ -39,7 +40,9 @@ class FakeSlurmctld(object):
         self.calls.append(args)
         if args[1:] == ["show", "node", "--oneliner"]:
             self._tick()
-            return 0, "".join("NodeName=%s NodeAddr=%s State=%s\n" % (n, n, self.state(n)) for n in self.states), ""
+            return 0, "".join("NodeName=%s NodeAddr=%s State=%s%s\n" % (
+                n, n, self.state(n), " Reason=%s [root@2026-11-24T14:00:00]" % self.reasons[n] if n in self.reasons else "")
+                for n in self.states), ""
         if args[0] == "squeue":
             nodes = args[args.index("-w") + 1].split(",")
             return 0, "".join("%s|RUNNING|%s\n" % (self.jobs[n], n) for n in nodes if n in self.jobs), ""
@@ -48,8 +51,10 @@ class FakeSlurmctld(object):
             for name in names:
                 if args[3] == "State=DRAIN":
                     self.states[name].append("DRAIN")
+                    self.reasons[name] = args[4].split("=", 1)[1]
                 elif args[3] == "State=RESUME":
                     self.states[name] = [f for f in self.states[name] if f != "DRAIN"]
+                    self.reasons.pop(name, None)
             return 0, "", ""
         if args[1] == "delete":
             names = args[2].split("=", 1)[1].split(",")
@@ -116,3 +121,15 @@ def test_drained_then_resumed(slurm, module_runner):
     assert not module_runner(slurm_node_state.main, names=["bm-2"], state="drained").result["changed"]
     run = module_runner(slurm_node_state.main, names=["bm-2"], state="resumed")
     assert run.result["resumed"] == ["bm-2"] and fake.states["bm-2"] == ["DYNAMIC_NORM"]
+
+
+def test_resumed_only_for_its_reason_leaves_an_operators_drain(slurm, module_runner):
+    fake = slurm({"bm-1": ["DRAIN", "DYNAMIC_NORM"], "bm-2": ["DRAIN", "DYNAMIC_NORM"], "bm-3": ["DYNAMIC_NORM"]},
+                 reasons={"bm-1": "slime.hybrid upgrade", "bm-2": "bad DIMM"})
+    run = module_runner(slurm_node_state.main, names=["bm-1", "bm-2", "bm-3"], state="resumed",
+                        reason="slime.hybrid upgrade", only_reason=True)
+    assert run.rc == 0 and run.result["changed"] and run.result["resumed"] == ["bm-1"]
+    assert fake.states == {"bm-1": ["DYNAMIC_NORM"], "bm-2": ["DRAIN", "DYNAMIC_NORM"], "bm-3": ["DYNAMIC_NORM"]}
+    again = module_runner(slurm_node_state.main, names=["bm-1", "bm-2", "bm-3"], state="resumed",
+                          reason="slime.hybrid upgrade", only_reason=True)
+    assert again.rc == 0 and not again.result["changed"] and again.result["resumed"] == []
