@@ -30,19 +30,31 @@ def fake_slurm(tmp_path, squeue):
         'case "$1" in\n'
         "  squeue) cat %s ;;\n"
         "  scontrol) cat %s ;;\n"
-        "  date) echo 2026-11-22T09:00:00 ;;\n"
+        "  date) echo poll >>%s; echo 2026-11-22T09:00:00 ;;\n"
         "  *) echo unknown >&2; exit 2 ;;\n"
-        "esac\n" % (tmp_path / "squeue.txt", os.path.abspath(NODES)))
+        "esac\n" % (tmp_path / "squeue.txt", os.path.abspath(NODES), tmp_path / "polls"))
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return [str(script)]
 
 
+def _polls(args):
+    """How many polls the fake_slurm command has answered (each poll asks `date` once, last)."""
+    counter = os.path.join(os.path.dirname(args["command"][0]), "polls") if args.get("command") else ""
+    if not os.path.exists(counter):
+        return 0
+    with open(counter) as stream:
+        return len(stream.readlines())
+
+
 async def first_events(args, polls):
-    """Run the plugin's main() for `polls` polls and return the events it put."""
+    """Run the plugin's main() until it has finished `polls` polls (it has started the next one),
+    at most 30 s, and return the events it put. Without a command, for 0.3 s."""
     plugin = runpy.run_path(PLUGIN)  # as ansible-rulebook loads it
     queue = asyncio.Queue()
     task = asyncio.ensure_future(plugin["main"](queue, args))
-    await asyncio.sleep(0.3 * polls)
+    deadline = asyncio.get_event_loop().time() + (30 if args.get("command") else 0.3)
+    while not task.done() and _polls(args) <= polls and asyncio.get_event_loop().time() < deadline:
+        await asyncio.sleep(0.05)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
