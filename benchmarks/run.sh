@@ -60,6 +60,7 @@ echo "srun launch from bm-1 (mean of 10, incl. podman exec): 2 pod + 2 bare-meta
 
 ./benchmarks/growth.sh
 ./benchmarks/scale_in.sh
+./benchmarks/elastic.sh
 ./benchmarks/nodeaddr.sh 64
 ./benchmarks/nodeaddr.sh 256
 ./benchmarks/modes.sh

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Figures of the elastic bare-metal side, on a converged lab (run.sh leaves one). Measures;
+# never asserts a limit.
+# 1. Rolling upgrade (playbooks/upgrade.yml): Debian trixie hosts (slurmd 24.11) taken to forky's
+#    26.05, one batch of 1 host and one batch of 2: seconds per batch, and the idempotent re-run.
+# 2. Autoscaling (extensions/eda/rulebooks/autoscale.yml run by ansible-rulebook, pool [bm-3],
+#    idle_time BENCH_IDLE s, default 20): seconds from a bare-metal job waiting for a node to it
+#    running on a host the rulebook added, and from the queue empty to that host released.
+# The hosts it adds (bm-t, bm-u, bm-v, bm-3) are removed at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export ANSIBLE_CONFIG=$PWD/ansible.cfg ANSIBLE_NOCOLOR=1
+idle=${BENCH_IDLE:-20}
+work=$(mktemp -d)
+pid=
+cleanup() {
+  [ -z "$pid" ] || kill "$pid" 2>/dev/null || true
+  for h in bm-t bm-u bm-v bm-3; do ./lab/host.sh remove "$h" >/dev/null 2>&1 || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+recap_changed() { grep -Eo 'changed=[0-9]+' | awk -F= '{ s += $2 } END { print s + 0 }'; }
+# inventory FILE [VARS]: the extra hosts (name=ip) of $hosts in slurm_baremetal, with VARS (YAML flow).
+inventory() {
+  local vars=${2:-"{}"}
+  { echo "all: {children: {slurm_baremetal: {vars: $vars, hosts: {"
+    for pair in $hosts; do echo "  ${pair%%=*}: {lab_address: ${pair#*=}},"; done
+    echo "}}}}"; } >"$1"
+}
+mirror=${SLIME_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+
+# 1. Rolling upgrade.
+hosts="bm-t=10.127.0.70 bm-u=10.127.0.71 bm-v=10.127.0.72"
+for pair in $hosts; do ./lab/host.sh add "${pair%%=*}" "${pair#*=}" trixie >/dev/null; done
+inventory "$work/trixie.yml"
+ansible-playbook -i inventories/lab/hosts.yml -i "$work/trixie.yml" playbooks/site.yml --limit bm-t,bm-u,bm-v >/dev/null
+inventory "$work/upgrade.yml" "{slurm_node_apt_repository: 'deb $mirror forky main'}"
+t0=$(now)
+ansible-playbook -i inventories/lab/hosts.yml -i "$work/upgrade.yml" playbooks/upgrade.yml --limit bm-t >/dev/null
+t1=$(now)
+echo "rolling upgrade 24.11 -> 26.05, a batch of 1 host: $(secs "$t0" "$t1") s (whole run: check of the host, drain, upgrade, restart, resume)"
+t0=$(now)
+ansible-playbook -i inventories/lab/hosts.yml -i "$work/upgrade.yml" playbooks/upgrade.yml --limit bm-u,bm-v -e slime_upgrade_batch=2 >/dev/null
+t1=$(now)
+echo "rolling upgrade 24.11 -> 26.05, a batch of 2 hosts: $(secs "$t0" "$t1") s"
+t0=$(now)
+out=$(ansible-playbook -i inventories/lab/hosts.yml -i "$work/upgrade.yml" playbooks/upgrade.yml 2>&1)
+t1=$(now)
+echo "upgrade.yml again over 5 hosts at the target: $(secs "$t0" "$t1") s (changed=$(recap_changed <<<"$out"))"
+for h in bm-t bm-u bm-v; do ./lab/host.sh remove "$h" >/dev/null; done
+
+# 2. Autoscaling.
+hosts="bm-3=10.127.0.63"
+./lab/host.sh add bm-3 10.127.0.63 >/dev/null
+mkdir -p "$work/inventory"
+cp -r inventories/lab/hosts.yml inventories/lab/group_vars "$work/inventory/"
+inventory "$work/inventory/bm-3.yml"
+ansible-playbook -i "$work/inventory" playbooks/site.yml --limit bm-3 >/dev/null
+printf '%s\n' "slime_autoscale_command: [podman, exec, ctl]" "slime_autoscale_hosts: [bm-3]" \
+  "slime_autoscale_interval: 2" "slime_autoscale_cooldown: 10" "slime_autoscale_idle_time: $idle" >"$work/vars.yml"
+setsid ansible-rulebook -v -r extensions/eda/rulebooks/autoscale.yml -i "$work/inventory" --vars "$work/vars.yml" \
+  </dev/null >"$work/rulebook.log" 2>&1 &
+pid=$!
+gone() { podman exec ctl scontrol show node bm-3 2>&1 | grep -q 'not found'; }
+until gone; do sleep 1; done     # idle bm-3 released first
+jobs=$(for _ in 1 2 3; do podman exec ctl sbatch --parsable --exclusive -N1 --constraint=baremetal -o /dev/null --wrap 'sleep 45'; done | paste -sd,)
+until [ "$(podman exec ctl squeue -h -j "$jobs" -t RUNNING | wc -l)" = 2 ]; do sleep 0.5; done
+waiting=$(podman exec ctl squeue -h -j "$jobs" -t PENDING -o %i)
+t0=$(now)
+until [ "$(podman exec ctl squeue -h -j "$waiting" -o '%T|%N')" = 'RUNNING|bm-3' ]; do sleep 0.5; done
+t1=$(now)
+echo "autoscale: a bare-metal job waiting for a node -> running on the host the rulebook added: $(secs "$t0" "$t1") s"
+until [ -z "$(podman exec ctl squeue -h -j "$jobs")" ]; do sleep 0.5; done
+t0=$(now)
+until gone; do sleep 0.5; done
+t1=$(now)
+echo "autoscale: queue empty -> host released (idle_time $idle s): $(secs "$t0" "$t1") s"
+echo "autoscale: decisions: $(grep -c 'slurm_queue: scale_out' "$work/rulebook.log") scale-out, $(grep -c 'slurm_queue: scale_in' "$work/rulebook.log") scale-in; jobs: $(for j in ${jobs//,/ }; do podman exec ctl scontrol show job -o "$j" | grep -Eo 'JobState=[A-Z]+|Restarts=[0-9]+' | paste -sd' '; done | sort | uniq -c | sed 's/^ *//' | paste -sd,)"
