@@ -86,6 +86,7 @@ molecule: collection
 k8s: collection
 	./tests/k8s/k8s-test-bins.sh
 	./tests/k8s/bmo-bin.sh
+	./tests/integration/metal3/metal3-test-services.sh install
 	python -m pytest -q tests/k8s
 	molecule test -s k8s
 	molecule test -s metal3

@@ -94,7 +94,7 @@ def test_ironic_node_name_and_wait_state(source):
     assert re.search(r'nameSeparator\s+= "~"', ironic)
     states = [os.path.join(root, "states.py") for root, _dirs, files in os.walk(os.path.join(CACHE, "metal3", "ironic-venv"))
               if root.endswith(os.path.join("ironic", "common")) and "states.py" in files]
-    assert states, "Ironic (tests/integration/metal3/metal3-test-services.sh up) is not installed under %s" % CACHE
+    assert states, "Ironic (tests/integration/metal3/metal3-test-services.sh install) is not installed under %s" % CACHE
     with open(states[0]) as f:
         assert "DEPLOYWAIT = '%s'" % double.IRONIC_WAITING in f.read()
 

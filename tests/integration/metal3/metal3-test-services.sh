@@ -11,7 +11,9 @@
 #     baremetal-operator v0.13.2 requires 1.89 or newer (pkg/provisioner/ironic/clients/features.go,
 #     `baseline = 89`) and uses up to 1.110; Ironic 35.0.0 serves 1.111.
 #
-# Usage: tests/integration/metal3/metal3-test-services.sh up|down|status
+# Usage: tests/integration/metal3/metal3-test-services.sh install|up|down|status
+#   install install what is missing (as up does) and start nothing: what tests/k8s's checks of
+#           the deploy double read (Ironic's own source)
 #   up      install what is missing (apt: ipmitool, curl, openssl; pip: sushy-tools and pyghmi
 #           into one venv, Ironic into another), start what is not running, wait until it answers, write
 #           $cache/endpoints.json (addresses, systems, test credentials) for the tests
@@ -434,12 +436,16 @@ EOF
   )
 }
 
-cmd_up() {
+cmd_install() {
   [ "$(id -u)" = 0 ] || die "run as root (apt-get)"
   mkdir -p "$cache" "$run" "$logs"
   install_apt
   install_venv "$venv" sushy-emulator pip.log "sushy-tools==$SUSHY_TOOLS_VERSION" "pyghmi==$PYGHMI_VERSION"
   install_venv "$ironic_venv" ironic pip-ironic.log "ironic==$IRONIC_VERSION" sushy-oem-idrac
+}
+
+cmd_up() {
+  cmd_install
   write_sushy_config
   write_ironic_config
   up_emulator redfish "$REDFISH_PORT"
@@ -477,8 +483,9 @@ cmd_status() {
 }
 
 case ${1:-} in
+  install) cmd_install ;;
   up) cmd_up ;;
   down) cmd_down ;;
   status) cmd_status ;;
-  *) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+  *) echo "usage: $0 install|up|down|status" >&2; exit 2 ;;
 esac
