@@ -32,6 +32,9 @@ case "${1:-}" in
       [ "$c" != "$name" ] || { echo "lab: $name is one of the lab's own containers" >&2; exit 2; }
     done
     podman network exists "$LAB_EXT_NET" || { echo "lab: not up (lab/up.sh)" >&2; exit 1; }
+    # A host removed moments ago with this address leaves its MAC in this machine's neighbour
+    # table: the first connections to the new one would go to the old MAC and time out.
+    ip neigh flush to "$ip" 2>/dev/null || true
     lab_bm_run "$name" "$ip" "$image"
     lab_wait_booted "$name"
     lab_bm_hosts "$name" "$ip"
