@@ -22,11 +22,11 @@ trap cleanup EXIT
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 recap_changed() { grep -Eo 'changed=[0-9]+' | awk -F= '{ s += $2 } END { print s + 0 }'; }
-# inventory FILE [VARS]: the extra hosts (name=ip) of $hosts in slurm_baremetal, with VARS (YAML flow).
+# inventory FILE [VARS]: the extra hosts (name=ip) of $hosts in slurm_baremetal, each with the
+# host variables VARS too (YAML flow mapping entries).
 inventory() {
-  local vars=${2:-"{}"}
-  { echo "all: {children: {slurm_baremetal: {vars: $vars, hosts: {"
-    for pair in $hosts; do echo "  ${pair%%=*}: {lab_address: ${pair#*=}},"; done
+  { echo "all: {children: {slurm_baremetal: {hosts: {"
+    for pair in $hosts; do echo "  ${pair%%=*}: {lab_address: ${pair#*=}${2:+, $2}},"; done
     echo "}}}}"; } >"$1"
 }
 mirror=${SLIME_DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -36,7 +36,7 @@ hosts="bm-t=10.127.0.70 bm-u=10.127.0.71 bm-v=10.127.0.72"
 for pair in $hosts; do ./lab/host.sh add "${pair%%=*}" "${pair#*=}" trixie >/dev/null; done
 inventory "$work/trixie.yml"
 ansible-playbook -i inventories/lab/hosts.yml -i "$work/trixie.yml" playbooks/site.yml --limit bm-t,bm-u,bm-v >/dev/null
-inventory "$work/upgrade.yml" "{slurm_node_apt_repository: 'deb $mirror forky main'}"
+inventory "$work/upgrade.yml" "slurm_node_apt_repository: 'deb $mirror forky main'"
 t0=$(now)
 ansible-playbook -i inventories/lab/hosts.yml -i "$work/upgrade.yml" playbooks/upgrade.yml --limit bm-t >/dev/null
 t1=$(now)
@@ -45,6 +45,7 @@ t0=$(now)
 ansible-playbook -i inventories/lab/hosts.yml -i "$work/upgrade.yml" playbooks/upgrade.yml --limit bm-u,bm-v -e slime_upgrade_batch=2 >/dev/null
 t1=$(now)
 echo "rolling upgrade 24.11 -> 26.05, a batch of 2 hosts: $(secs "$t0" "$t1") s"
+echo "  slurmctld lists: $(podman exec ctl sinfo -h -N -n bm-t,bm-u,bm-v -o '%N %t %v' | paste -sd,)"
 t0=$(now)
 out=$(ansible-playbook -i inventories/lab/hosts.yml -i "$work/upgrade.yml" playbooks/upgrade.yml 2>&1)
 t1=$(now)
@@ -63,7 +64,7 @@ printf '%s\n' "slime_autoscale_command: [podman, exec, ctl]" "slime_autoscale_ho
 setsid ansible-rulebook -v -r extensions/eda/rulebooks/autoscale.yml -i "$work/inventory" --vars "$work/vars.yml" \
   </dev/null >"$work/rulebook.log" 2>&1 &
 pid=$!
-gone() { podman exec ctl scontrol show node bm-3 2>&1 | grep -q 'not found'; }
+gone() { [[ $(podman exec ctl scontrol show node bm-3 2>&1) == *"not found"* ]]; }
 until gone; do sleep 1; done     # idle bm-3 released first
 jobs=$(for _ in 1 2 3; do podman exec ctl sbatch --parsable --exclusive -N1 --constraint=baremetal -o /dev/null --wrap 'sleep 45'; done | paste -sd,)
 until [ "$(podman exec ctl squeue -h -j "$jobs" -t RUNNING | wc -l)" = 2 ]; do sleep 0.5; done
