@@ -88,7 +88,10 @@ async def _run(argv):
     try:
         out, err = await proc.communicate()
     except asyncio.CancelledError:  # ansible-rulebook stops the source: leave no command behind
-        proc.kill()
+        try:
+            proc.kill()
+        except ProcessLookupError:  # it ended while the cancel came
+            pass
         await proc.wait()
         raise
     if proc.returncode != 0:
