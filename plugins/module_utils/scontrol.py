@@ -66,8 +66,16 @@ def run(module, binary, args):
     return out
 
 
-def show_nodes(module):
-    """Every node record slurmctld has, parsed (`scontrol show node --oneliner`)."""
+def show_nodes(module, names=None):
+    """Every node record slurmctld has, parsed (`scontrol show node --oneliner`). With names, the
+    records of those nodes only: a host asking about itself reads one record, not the whole
+    cluster's (every host doing that would cost hosts x nodes). When slurmctld does not know one
+    of them it answers with an error: then every record is read, so the caller can name the
+    unknown ones."""
+    if names:
+        rc, out, _err = module.run_command([module.params["scontrol"], "show", "node", "--oneliner", ",".join(names)])
+        if rc == 0:
+            return parse_nodes(out)
     return parse_nodes(run(module, "scontrol", ["show", "node", "--oneliner"]))
 
 

@@ -85,7 +85,7 @@ def main():
     not_lists = sorted(name for name, value in wanted.items() if not isinstance(value, list))
     if not_lists:
         module.fail_json(msg="nodes: the features of %s must be a list" % ", ".join(not_lists))
-    changes, unknown, errors = node_features.plan(scontrol.show_nodes(module), wanted)
+    changes, unknown, errors = node_features.plan(scontrol.show_nodes(module, sorted(wanted)), wanted)
     if errors:
         module.fail_json(msg="; ".join(errors))
     scontrol.converge(module, changes, unknown, node_features, lambda after: node_features.plan(after, wanted)[0], "features")
