@@ -11,8 +11,9 @@ from ansible_collections.slime.hybrid.plugins.filter.cluster import model_or_fai
 from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, doctor
 
 
-def _doctor_checks(model, nodes, member):
-    return doctor.baremetal_checks(model_or_fail(cluster_model.normalize, model), nodes, member)
+def _doctor_checks(model, nodes, member, members=None):
+    peers = doctor.share(nodes, members, member) if members else None
+    return doctor.baremetal_checks(model_or_fail(cluster_model.normalize, model), nodes, member, peers)
 
 
 def _doctor_controller_address(resolved, model, member):
@@ -33,5 +34,6 @@ class FilterModule(object):
             "doctor_controller_address": _doctor_controller_address,
             "doctor_findings": doctor.controller_findings,
             "doctor_report": _doctor_report,
+            "doctor_share": doctor.share,
             "doctor_srun_results": doctor.srun_results,
         }

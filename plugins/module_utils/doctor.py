@@ -24,8 +24,32 @@ def _in_cidrs(address, cidrs):
     return any(addr in ipaddress.ip_network(cidr, strict=False) for cidr in cidrs)
 
 
-def baremetal_checks(model, nodes, member):
-    """TCP paths a bare-metal member must open: conf server, slurmctld, every other slurmd.
+PROBES = ("all", "spread")
+
+
+def share(names, members, member):
+    """The nodes of `names` that `member` probes when the probes are spread over `members` (the
+    bare-metal hosts running the doctor): every node is probed from exactly one member, never
+    from itself, and each member probes len(names) / len(members) of them, give or take one,
+    instead of all of them. The same inputs give the same share on every member."""
+    members = sorted(set(members))
+    if member not in members:
+        raise ValueError("%s is not one of the members %s" % (member, ", ".join(members)))
+    if len(members) == 1:
+        return sorted(name for name in names if name != member)
+    mine = []
+    for index, name in enumerate(sorted(names)):
+        prober = members[index % len(members)]
+        if prober == name:  # never from itself: the next member takes it
+            prober = members[(index + 1) % len(members)]
+        if prober == member:
+            mine.append(name)
+    return mine
+
+
+def baremetal_checks(model, nodes, member, peers=None):
+    """TCP paths a bare-metal member must open: conf server, slurmctld, every other slurmd (or
+    only those of peers, a share() of them).
 
     model: normalized cluster model (its pod_cidrs explain a NodeAddr bare metal cannot route
     to); nodes: parsed `scontrol show node` ({name: record}); member: this host's Slurm node name.
@@ -51,7 +75,7 @@ def baremetal_checks(model, nodes, member):
                                         "the route to the pod network" if mode == "routed" else "the OUTPUT DNAT")),
     }]
     for name in sorted(nodes):
-        if name == member:
+        if name == member or (peers is not None and name not in peers):
             continue
         addr = nodes[name].get("NodeAddr", "")
         if mode == "nat" and _in_cidrs(addr, pod_cidrs):

@@ -339,3 +339,33 @@ def test_controller_pod_moved_is_named_with_what_still_works(mode, still):
 def test_controller_name_that_does_not_resolve():
     row = doctor.controller_address(_model("nat"), "", "bm-1")
     assert not row["ok"] and row["observed"] == "unresolved"
+
+
+# --------------------------------------------------------------------------- spread probes
+
+@pytest.mark.parametrize("nodes, members", [
+    (["bm-1", "bm-2", "pod-1", "pod-2"], ["bm-1", "bm-2"]),
+    (["bm-%d" % i for i in range(1, 33)] + ["pod-%d" % i for i in range(1, 65)], ["bm-%d" % i for i in range(1, 33)]),
+    (["bm-1", "bm-2", "bm-3"], ["bm-1", "bm-2", "bm-3"]),
+    (["bm-1", "pod-1", "pod-2", "pod-3"], ["bm-1"]),
+], ids=["lab", "32-hosts-96-nodes", "only-bare-metal", "one-host"])
+def test_spread_probes_every_node_once_never_from_itself_evenly(nodes, members):
+    shares = dict((member, doctor.share(nodes, members, member)) for member in members)
+    probed = sorted(name for mine in shares.values() for name in mine)
+    expected = sorted(name for name in nodes if len(members) > 1 or name not in members)
+    assert probed == expected                                   # every node once
+    assert all(member not in mine for member, mine in shares.items())
+    sizes = [len(mine) for mine in shares.values()]
+    assert max(sizes) - min(sizes) <= 2                         # each about len(nodes) / len(members)
+    assert shares == dict((m, doctor.share(list(reversed(nodes)), list(reversed(members)), m)) for m in members)
+
+
+def test_spread_refuses_a_member_not_in_the_list():
+    with pytest.raises(ValueError, match="bm-9 is not one of the members bm-1, bm-2"):
+        doctor.share(["pod-1"], ["bm-1", "bm-2"], "bm-9")
+
+
+def test_checks_of_a_share_probe_only_those_slurmd():
+    nodes = {"bm-1": {"NodeAddr": "10.127.0.61"}, "bm-2": {"NodeAddr": "10.127.0.62"}, "pod-1": {"NodeAddr": "10.127.0.51"}}
+    names = [check["name"] for check in doctor.baremetal_checks(_model("nat"), nodes, "bm-1", ["pod-1"])]
+    assert len(names) == 3 and "slurmd pod-1" in names[2] and not any("slurmd bm-2" in name for name in names)
