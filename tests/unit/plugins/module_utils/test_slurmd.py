@@ -258,7 +258,6 @@ def test_upgrade_plan_release_of_an_epoch_version():
     assert (plan["target"], plan["release"], plan["upgrade"], plan["error"]) == ("1:26.05.5-1", "26.05.5", True, "")
 
 
-
 # --------------------------------------------------------------------------- slurmd --conf
 
 
