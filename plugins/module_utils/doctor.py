@@ -24,9 +24,6 @@ def _in_cidrs(address, cidrs):
     return any(addr in ipaddress.ip_network(cidr, strict=False) for cidr in cidrs)
 
 
-PROBES = ("all", "spread")
-
-
 def share(names, members, member):
     """The nodes of `names` that `member` probes when the probes are spread over `members` (the
     bare-metal hosts running the doctor): every node is probed from exactly one member, never
@@ -35,14 +32,12 @@ def share(names, members, member):
     members = sorted(set(members))
     if member not in members:
         raise ValueError("%s is not one of the members %s" % (member, ", ".join(members)))
-    if len(members) == 1:
-        return sorted(name for name in names if name != member)
     mine = []
     for index, name in enumerate(sorted(names)):
         prober = members[index % len(members)]
         if prober == name:  # never from itself: the next member takes it
             prober = members[(index + 1) % len(members)]
-        if prober == member:
+        if prober == member and name != member:  # (a lone member has no next one)
             mine.append(name)
     return mine
 
