@@ -3,13 +3,17 @@
 # (BENCH_GROWTH_SIZES; lab/host.sh add: bare systemd hosts like bm-1/bm-2, no Slurm, reached
 # over SSH), each size on hosts made for it and removed after, with forks >= the size. For each
 # size also: the idempotent re-run of site.yml against an empty play over the same hosts, and
-# the memory each converged host takes (podman stats). The inventory is generated in a temporary directory and extends
+# the memory each converged host takes (podman stats), and where the converge's CPU went (the
+# machine's busy time from /proc/stat, the part ansible-playbook and its forks used, the rest:
+# the hosts' own work, on the same cores here). The inventory is generated in a temporary directory and extends
 # inventories/lab (same groups, group_vars and connection); the run is limited to the fresh
 # hosts. Needs a running, converged lab (lab/up.sh + site.yml). Measures; never asserts a limit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export ANSIBLE_CONFIG=$PWD/ansible.cfg ANSIBLE_NOCOLOR=1
 now() { date +%s.%N; }
+busy() { awk -v hz="$(getconf CLK_TCK)" '/^cpu / { printf "%.1f", ($2 + $3 + $4 + $7 + $8 + $9) / hz }' /proc/stat; }
+cores=$(nproc)
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 changed() { grep -Eo 'changed=[0-9]+' | awk -F= '{ s += $2 } END { print s + 0 }'; }
 sizes=${BENCH_GROWTH_SIZES:-1 4 16}
@@ -43,13 +47,17 @@ for n in $sizes; do
   limit=$(IFS=,; echo "${hosts[*]}")
   forks=$(( n > 10 ? n : 10 ))
   run() { ansible-playbook -f "$forks" -i inventories/lab/hosts.yml -i "$tmp/fresh.yml" --limit "$limit" "$@"; }
-  t0=$(now)
-  if out=$(run playbooks/site.yml 2>&1); then rc=0; else rc=$?; fi
-  t1=$(now)
+  t0=$(now); b0=$(busy)
+  # `times` in the subshell: the user and system CPU of its children (ansible-playbook and its forks)
+  if out=$( (run playbooks/site.yml; s=$?; times >"$tmp/cpu"; exit $s) 2>&1); then rc=0; else rc=$?; fi
+  t1=$(now); b1=$(busy)
   idle=$(podman exec ctl sinfo -h -N -n "$limit" -o '%N %T' 2>/dev/null | grep -c ' idle$' || true)
   s=$(secs "$t0" "$t1")
   [ -n "$one" ] || one=$s
   echo "converge of $n fresh bare-metal host$([ "$n" = 1 ] || echo s) (forks $forks): $s s ($(awk -v a="$s" -v b="$one" 'BEGIN { printf "%.2f", a / b }')x the 1-host time, $(awk -v a="$s" -v n="$n" 'BEGIN { printf "%.1f", a / n }') s per host; changed=$(changed <<<"$out"), rc=$rc, $idle/$n IDLE)"
+  awk -v w="$(secs "$t0" "$t1")" -v b="$(secs "$b0" "$b1")" -v c="$cores" -v n="$n" '
+    function sec(t) { split(t, p, "m"); return p[1] * 60 + p[2] + 0 }
+    NR == 2 { a = sec($1) + sec($2); printf "  CPU of that converge: machine busy %.1f s of %.1f s on %d cores (%.0f%%); ansible-playbook and its forks %.1f s; the rest (the hosts: apt, dpkg, systemd, slurmd) %.1f s = %.1f s per host\n", b, w * c, c, 100 * b / (w * c), a, b - a, (b - a) / n }' "$tmp/cpu"
   t0=$(now); run benchmarks/empty.yml >/dev/null 2>&1; t1=$(now); empty=$(secs "$t0" "$t1")
   t0=$(now); out=$(run playbooks/site.yml 2>&1) || true; t1=$(now); rerun=$(secs "$t0" "$t1")
   echo "idempotent re-run of site.yml on the $n: $rerun s (changed=$(changed <<<"$out")) vs empty play over them: $empty s ($(awk -v a="$rerun" -v b="$empty" 'BEGIN { printf "%.1f", a / b }')x)"

@@ -60,3 +60,14 @@ def run_checks(checks, timeout=3.0, probe=tcp_probe):
             "hint": check.get("hint", ""),
         })
     return results
+
+
+def wait_open(host, port, timeout, sleep, probe=tcp_probe, clock=time.time):
+    """Probe until the port is open or timeout seconds have passed: {"state", "seconds"} of the last try."""
+    start = clock()
+    while True:
+        left = max(timeout - (clock() - start), 0.1)
+        state, _seconds = probe(host, port, min(left, 3.0))
+        if state == OPEN or clock() - start >= timeout:
+            return {"state": state, "seconds": round(clock() - start, 3)}
+        sleep(min(0.5, max(timeout - (clock() - start), 0)))

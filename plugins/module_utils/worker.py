@@ -15,9 +15,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import fnmatch
+import hashlib
+import re
 import shlex
 
-from ansible_collections.slime.hybrid.plugins.module_utils import slurmd
+from ansible_collections.slime.hybrid.plugins.module_utils import node_features, scontrol, slurmd
 
 NAT_CHAIN = "SLIME-HYBRID-OUT"
 FILTER_CHAIN = "SLIME-HYBRID-IN"
@@ -150,6 +153,7 @@ def plan(model, node):
         "directories": sorted({node["key_path"].rsplit("/", 1)[0], DROPIN.rsplit("/", 1)[0]}),
         "dropin": {"path": DROPIN, "mode": "0644", "content": dropin(model, node)},
         "packages": package_specs(node),
+        "slurmctld_version": model["slurm_version"],
         "slurmd_version_check": slurmd_version_check(model["slurm_version"]),
         "apt_source": ({"path": APT_SOURCE, "mode": "0644", "content": node["apt_repository"] + "\n"}
                        if node["apt_repository"] else None),
@@ -179,3 +183,165 @@ def plan(model, node):
             "rules_file": node["rules_file"],
         }
     return out
+
+
+# What differs between the host and its plan, read in one call (module slurm_node_info over
+# module_utils/host_state.py): the role applies only the parts that differ, so a converged host
+# costs one module run instead of one per file, rule and check.
+
+HOSTS_FILE = "/etc/hosts"
+SLURMD = "slurmd"
+ROUTES_SERVICE = ROUTES_UNIT.rsplit("/", 1)[1]
+
+
+def observe_targets(plan, node_name):
+    """What host_state.observe() reads for this plan."""
+    files = [plan["key"]["path"], DROPIN, ROUTES_UNIT, HOSTS_FILE] + plan["directories"]
+    files += [part["path"] for part in (plan["apt_source"], plan["apt_key"]) if part]
+    return {
+        "files": files,
+        "user": plan["user"]["name"],
+        "hosts_file": HOSTS_FILE,
+        "routes": bool(plan["routes"]),
+        "units": [SLURMD] + ([ROUTES_SERVICE] if plan["routes_unit"] else []),
+        "iptables_tables": ["nat", "filter"] if plan["firewall"] else [],
+        "node": node_name,
+    }
+
+
+def _file_drift(observed, path, owner, group, mode, content=None, sha256=None):
+    state = observed["files"].get(path) or {"exists": False}
+    if not state["exists"] or state.get("kind") != "file":
+        return ["%s is missing" % path]
+    out = []
+    if sha256 is None and content is not None:
+        sha256 = hashlib.sha256(content.encode("utf-8")).hexdigest()
+    if sha256 is not None and state.get("sha256") != sha256:
+        out.append("%s has other content" % path)
+    seen = (state.get("owner"), state.get("group"), state.get("mode"))
+    if seen != (owner, group, mode):
+        out.append("%s is %s:%s %s, not %s:%s %s" % ((path,) + seen + (owner, group, mode)))
+    return out
+
+
+def _installed(dpkg, spec):
+    name, _sep, version = spec.partition("=")
+    found = dpkg["packages"].get(name)
+    if not found or found["status"] != "ii":
+        return False
+    return not version or fnmatch.fnmatch(found["version"], version)
+
+
+def _rule(line):
+    """An iptables -S / iptables-restore rule as words, '-I CHAIN N' read as '-A CHAIN'."""
+    words = shlex.split(line)
+    if words[:1] == ["-I"]:
+        words = ["-A", words[1]] + words[3:]
+    return words
+
+
+def _firewall_drift(firewall, observed, dpkg):
+    out = ["package %s is not installed" % name for name in firewall["packages"] if not _installed(dpkg, name)]
+    wanted = [_rule(line) for line in firewall["restore"].splitlines() if line.startswith(("-A ", "-I "))]
+    by_table, table = {}, None
+    for line in firewall["restore"].splitlines():
+        if line.startswith("*"):
+            table = line[1:]
+        elif line.startswith(("-A ", "-I ")):
+            by_table.setdefault(table, []).append(_rule(line))
+    for table, rules in sorted(by_table.items()):
+        listing = observed["iptables"].get(table)
+        if listing is None:
+            out.append("iptables -t %s -S failed" % table)
+            continue
+        present = [_rule(line) for line in listing.splitlines() if line.startswith("-A ")]
+        chain = firewall["nat_chain"] if table == "nat" else firewall["filter_chain"]
+        if "-N %s" % chain not in listing.splitlines():
+            out.append("chain %s/%s is missing" % (table, chain))
+        out += ["rule missing: %s" % " ".join(rule) for rule in rules if rule not in present]
+        stale = [rule for rule in present if rule[1] == chain and rule not in wanted]
+        out += ["rule not in the plan: %s" % " ".join(rule) for rule in stale]
+    return out
+
+
+def _route_drift(plan, observed):
+    unit = observed["units"].get(ROUTES_SERVICE, {})
+    if plan["routes_unit"] is None:
+        return ["%s is left from network_mode routed" % ROUTES_UNIT] if observed["files"][ROUTES_UNIT]["exists"] else []
+    part = plan["routes_unit"]
+    out = _file_drift(observed, part["path"], "root", "root", part["mode"], part["content"])
+    if unit.get("ActiveState") != "active" or unit.get("UnitFileState") != "enabled":
+        out.append("%s is %s/%s" % (ROUTES_SERVICE, unit.get("ActiveState"), unit.get("UnitFileState")))
+    table = (observed["routes"] or "").splitlines()
+    for route in plan["routes"]:
+        if not any(line.split()[:1] == [route["cidr"]] and ("via %s " % route["via"]) in line + " " for line in table):
+            out.append("no route to %s via %s" % (route["cidr"], route["via"]))
+    return out
+
+
+def _node_drift(node_name, features, observed):
+    if observed["node"] is None:
+        return ["slurmctld does not list %s (or scontrol failed)" % node_name]
+    record = scontrol.parse_nodes(observed["node"]).get(node_name)
+    if record is None:
+        return ["slurmctld does not list %s" % node_name]
+    out = []
+    if not scontrol.is_available(record.get("State", "")):
+        out.append("%s is %s" % (node_name, record.get("State")))
+    changes = node_features.plan({node_name: record}, {node_name: features})[0]
+    if changes:
+        out.append("%s has features %s" % (node_name, ",".join(changes[node_name]["before"]["AvailableFeatures"])))
+    return out
+
+
+def drift(plan, observed, node_name, features, key_sha256):
+    """{part: [reasons]} for every part of the plan the host does not match; {} when it is converged.
+    Parts: dpkg, user, apt_source, packages, directories, key, firewall, hosts, routes, dropin,
+    service, node (slurmctld's record: registered, available, with the wanted features). Each
+    says what the role's tasks for that part would find to change, as their modules decide it."""
+    dpkg = observed["dpkg"]
+    out = {}
+    out["dpkg"] = ["dpkg left %s unfinished" % ", ".join(dpkg["unfinished"])] if dpkg["unfinished"] else []
+    if dpkg["journal"]:
+        out["dpkg"].append("/var/lib/dpkg/updates holds an unfinished journal")
+    user, account = plan["user"], observed["account"]
+    if account["group"] is None or account["group"]["gid"] != user["gid"]:
+        out["user"] = ["group %s is %s, not gid %d" % (user["name"], account["group"], user["gid"])]
+    wanted = {"uid": user["uid"], "gid": user["gid"], "home": user["home"], "shell": user["shell"]}
+    if account["user"] != wanted:
+        out.setdefault("user", []).append("user %s is %s, not %s" % (user["name"], account["user"], wanted))
+    out["apt_source"] = []
+    if plan["apt_source"]:
+        part = plan["apt_source"]
+        out["apt_source"] += _file_drift(observed, part["path"], "root", "root", part["mode"], part["content"])
+    if plan["apt_key"] and not observed["files"][plan["apt_key"]["path"]]["exists"]:
+        out["apt_source"].append("%s is missing" % plan["apt_key"]["path"])
+    out["packages"] = ["package %s is not installed" % spec for spec in plan["packages"] if not _installed(dpkg, spec)]
+    if not out["packages"]:
+        compat = slurmd.version_compat_error(observed["slurmd_version"] or "none", plan["slurmctld_version"])
+        out["packages"] = ["slurmd -V: %s" % compat] if compat else []
+    out["directories"] = [
+        "%s is not a root:root 0755 directory" % path for path in plan["directories"]
+        if (observed["files"][path].get("kind"), observed["files"][path].get("owner"), observed["files"][path].get("group"),
+            observed["files"][path].get("mode")) != ("directory", "root", "root", "0755")]
+    key = plan["key"]
+    out["key"] = _file_drift(observed, key["path"], key["owner"], key["group"], key["mode"], sha256=key_sha256)
+    out["firewall"] = _firewall_drift(plan["firewall"], observed, dpkg) if plan["firewall"] else []
+    hosts = [line for line in observed["hosts_lines"] if re.search(plan["hosts_entry"]["regexp"], line)]
+    out["hosts"] = [] if hosts and hosts[-1] == plan["hosts_entry"]["line"] else [
+        "%s does not map %s as %r" % (HOSTS_FILE, plan["hosts_entry"]["line"].split()[1], plan["hosts_entry"]["line"])]
+    out["hosts"] += _file_drift(observed, HOSTS_FILE, "root", "root", "0644")[-1:] if observed["files"][HOSTS_FILE]["exists"] else []
+    out["routes"] = _route_drift(plan, observed)
+    dropin = plan["dropin"]
+    out["dropin"] = _file_drift(observed, dropin["path"], "root", "root", dropin["mode"], dropin["content"])
+    unit = observed["units"].get(SLURMD, {})
+    out["service"] = []
+    if unit.get("ActiveState") != "active" or unit.get("UnitFileState") != "enabled":
+        out["service"].append("slurmd is %s/%s" % (unit.get("ActiveState"), unit.get("UnitFileState")))
+    if unit.get("NeedDaemonReload") == "yes":
+        out["service"].append("systemd has not loaded slurmd's unit as it is on disk")
+    newest = max([observed["files"][path].get("mtime", 0) for path in (key["path"], dropin["path"])])
+    if unit.get("started") is not None and newest > unit["started"]:
+        out["service"].append("slurmd started before its key or drop-in last changed")
+    out["node"] = _node_drift(node_name, features, observed)
+    return dict((part, reasons) for part, reasons in out.items() if reasons)

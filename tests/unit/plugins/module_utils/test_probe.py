@@ -163,3 +163,15 @@ def test_run_checks_with_the_real_probe(listener, closed_port):
     results = probe.run_checks([{"name": "up", "host": "127.0.0.1", "port": listener},
                                 {"name": "down", "host": "127.0.0.1", "port": closed_port}], timeout=2.0)
     assert [(r["name"], r["observed"], r["ok"]) for r in results] == [("up", "open", True), ("down", "refused", False)]
+
+
+def test_wait_open_retries_until_open_or_timeout():
+    now = [0.0]
+    seen = iter([("refused", 0.0), ("refused", 0.0), ("open", 0.0)])
+
+    def sleep(seconds):
+        now[0] += seconds
+
+    assert probe.wait_open("h", 1, 5, sleep, probe=lambda h, p, t: next(seen), clock=lambda: now[0]) == {"state": "open", "seconds": 1.0}
+    assert probe.wait_open("h", 1, 2, sleep, probe=lambda h, p, t: ("refused", 0.0), clock=lambda: now[0]) == {
+        "state": "refused", "seconds": 2.0}

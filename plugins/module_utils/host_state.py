@@ -1,0 +1,147 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Reading, in one pass, what a bare-metal Slurm worker is made of on the host itself.
+
+``observe(targets, run)`` returns plain data about files, the slurm user, dpkg, iptables,
+routes, systemd units, slurmd and slurmctld's record of the node; worker.drift() compares it
+with the plan. Nothing here changes the host. ``run(argv)`` runs a command and returns
+(rc, stdout, stderr): AnsibleModule.run_command in the module, a fake in the unit tests.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import grp
+import os
+import pwd
+import stat
+import time
+
+from ansible_collections.slime.hybrid.plugins.module_utils.secret_file import file_digest
+
+SYSTEMD_PROPERTIES = ("ActiveState", "UnitFileState", "MainPID", "NeedDaemonReload")
+
+
+def file_state(path):
+    """exists, kind, sha256 (files), mode as '0644', owner, group, mtime; {'exists': False} if absent."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return {"exists": False}
+    out = {
+        "exists": True,
+        "kind": "directory" if stat.S_ISDIR(st.st_mode) else "file",
+        "mode": "%04o" % stat.S_IMODE(st.st_mode),
+        "owner": _name(pwd.getpwuid, st.st_uid),
+        "group": _name(grp.getgrgid, st.st_gid),
+        "mtime": int(st.st_mtime),
+    }
+    if out["kind"] == "file":
+        out["sha256"] = file_digest(path)
+    return out
+
+
+def _name(lookup, number):
+    try:
+        return lookup(number)[0]
+    except KeyError:
+        return str(number)
+
+
+def account(user, group):
+    """The passwd entry of user and the group entry of group (None when absent)."""
+    out = {"user": None, "group": None}
+    try:
+        entry = pwd.getpwnam(user)
+        out["user"] = {"uid": entry.pw_uid, "gid": entry.pw_gid, "home": entry.pw_dir, "shell": entry.pw_shell}
+    except KeyError:
+        pass
+    try:
+        out["group"] = {"gid": grp.getgrnam(group).gr_gid}
+    except KeyError:
+        pass
+    return out
+
+
+def dpkg(run):
+    """{package: {"status": 'ii', "version": ...}} for every package dpkg knows, and the packages an
+    interrupted dpkg left unfinished (the test dpkg_recovery.yml makes: status half-installed,
+    unpacked, half-configured, triggers awaited/pending, or reinstall required), and whether
+    /var/lib/dpkg/updates holds journal entries."""
+    rc, out, _err = run(["dpkg-query", "-W", "-f", "${db:Status-Abbrev}|${binary:Package}|${Version}\n"])
+    packages, unfinished = {}, []
+    for line in (out if rc == 0 else "").splitlines():
+        abbrev, _sep, rest = line.partition("|")
+        name, _sep, version = rest.partition("|")
+        name = name.split(":", 1)[0]
+        packages[name] = {"status": abbrev.strip(), "version": version}
+        if abbrev[1:2] in ("H", "U", "F", "W", "t") or abbrev[2:3] == "R":
+            unfinished.append(name)
+    try:
+        journal = bool(os.listdir("/var/lib/dpkg/updates"))
+    except OSError:
+        journal = False
+    return {"packages": packages, "unfinished": sorted(unfinished), "journal": journal}
+
+
+def command_output(run, argv):
+    """stdout of a command, or None when it fails or does not exist."""
+    try:
+        rc, out, _err = run(argv)
+    except (OSError, IOError):
+        return None
+    return out if rc == 0 else None
+
+
+def systemd_unit(run, unit):
+    """ActiveState, UnitFileState, MainPID, NeedDaemonReload of a unit, and when its main process
+    started (epoch seconds, whole, as `ps -o etimes` gives it), None when it has none."""
+    out = command_output(run, ["systemctl", "show", "-p", ",".join(SYSTEMD_PROPERTIES), unit]) or ""
+    props = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    props["started"] = process_started(int(props.get("MainPID") or 0))
+    return props
+
+
+def process_started(pid):
+    """Epoch second a process started (now minus its elapsed whole seconds), None without one."""
+    if pid <= 0:
+        return None
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        with open("/proc/uptime") as handle:
+            uptime = float(handle.read().split()[0])
+    except (OSError, IOError, IndexError, ValueError):
+        return None
+    elapsed = uptime - int(fields[19]) / float(os.sysconf("SC_CLK_TCK"))
+    return int(time.time()) - int(elapsed)
+
+
+def observe(targets, run):
+    """Everything worker.drift() compares, read once. targets: worker.observe_targets(plan)."""
+    out = {
+        "files": dict((path, file_state(path)) for path in targets["files"]),
+        "account": account(targets["user"], targets["user"]),
+        "dpkg": dpkg(run),
+        "hosts_lines": _lines(targets["hosts_file"]),
+        "routes": command_output(run, ["ip", "-4", "route", "show"]) if targets["routes"] else "",
+        "units": dict((unit, systemd_unit(run, unit)) for unit in targets["units"]),
+        "slurmd_version": (command_output(run, ["slurmd", "-V"]) or "").strip(),
+        "iptables": {},
+        "node": None,
+    }
+    for table in targets["iptables_tables"]:
+        out["iptables"][table] = command_output(run, ["iptables", "-w", "-t", table, "-S"])
+    if targets["node"]:
+        out["node"] = command_output(run, ["scontrol", "show", "node", "--oneliner", targets["node"]])
+    return out
+
+
+def _lines(path):
+    try:
+        with open(path) as handle:
+            return handle.read().splitlines()
+    except (OSError, IOError):
+        return []

@@ -1,0 +1,254 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""host_state.observe() with commands answered by output captured on a converged lab host (bm-1,
+Debian forky, slurmd 26.05.5, iptables 1.8.13), and worker.drift() over what it read."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import base64
+import grp
+import os
+import pwd
+
+import pytest
+
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, host_state, worker
+from ansible_collections.slime.hybrid.plugins.module_utils.secret_file import digest
+
+NAT = """-P PREROUTING ACCEPT
+-P INPUT ACCEPT
+-P OUTPUT ACCEPT
+-P POSTROUTING ACCEPT
+-N SLIME-HYBRID-OUT
+-A OUTPUT -p tcp -m comment --comment "slime.hybrid" -j SLIME-HYBRID-OUT
+-A SLIME-HYBRID-OUT -d 10.126.0.11/32 -p tcp -m tcp --dport 6817 -m comment --comment "slime.hybrid/slurmctld 10.126.0.11:6817>10.127.0.50:30017" -j DNAT --to-destination 10.127.0.50:30017
+-A SLIME-HYBRID-OUT -d 10.126.0.11/32 -p tcp -m tcp --dport 60001:60100 -m comment --comment "slime.hybrid/controller-srun 10.126.0.11:60001:60100>10.127.0.50" -j DNAT --to-destination 10.127.0.50
+"""  # noqa: E501
+FILTER = """-P INPUT ACCEPT
+-P FORWARD ACCEPT
+-P OUTPUT ACCEPT
+-N SLIME-HYBRID-IN
+-A INPUT -p tcp -m comment --comment "slime.hybrid" -j SLIME-HYBRID-IN
+-A SLIME-HYBRID-IN -p tcp -m tcp --dport 6818 -m conntrack --ctstate NEW -m comment --comment "slime.hybrid/in-slurmd tcp:6818" -j ACCEPT
+-A SLIME-HYBRID-IN -p tcp -m tcp --dport 60001:60100 -m conntrack --ctstate NEW -m comment --comment "slime.hybrid/in-srun tcp:60001:60100" -j ACCEPT
+"""  # noqa: E501
+ROUTES = """default via 10.127.0.1 dev eth0 proto static metric 100
+10.127.0.0/24 dev eth0 proto kernel scope link src 10.127.0.61
+"""
+SYSTEMCTL = "ActiveState=active\nUnitFileState=enabled\nNeedDaemonReload=no\nMainPID=%d\n" % os.getpid()
+NODE = ("NodeName=bm-1 Arch=x86_64 CoresPerSocket=2  CPUAlloc=0 CPUEfctv=2 CPUTot=2 CPULoad=0.18 AvailableFeatures=baremetal "
+        "ActiveFeatures=baremetal Gres=(null) NodeAddr=10.127.0.61 NodeHostName=bm-1 Version=26.05.5 OS=Linux 6.18.44 "
+        "RealMemory=24105 AllocMem=0 FreeMem=22316 Sockets=1 Boards=1 State=IDLE+DYNAMIC_NORM ThreadsPerCore=1 TmpDisk=0 "
+        "Weight=1 Owner=N/A MCS_label=N/A Partitions=all\n")
+DPKG = ("ii |iptables|1.8.13-1\nii |iptables-persistent|1.0.24\nii |libc6:amd64|2.43-7\nii |slurm-client|26.05.5-1\n"
+        "ii |slurmd|26.05.5-1\n")
+KEY = base64.b64encode(b"k" * 64).decode()
+MODEL = cluster_model.normalize({
+    "name": "lab", "slurm_version": "26.05",
+    "controller": {"host": "slurm-controller.slurm", "aliases": ["slurm-controller-0"], "address": "10.126.0.11"},
+    "nodeport": {"address": "10.127.0.50", "port": 30017}, "srun_port_range": "60001-60100",
+})
+SETTINGS = {
+    "name": "bm-1", "features": ["baremetal"], "conf_extra": {}, "user": "slurm", "uid": 401, "gid": 401,
+    "key_path": "/etc/slurm/slurm.key", "packages": ["slurmd", "slurm-client"], "package_version": "",
+    "apt_repository": "", "apt_key_url": "", "firewall_packages": ["iptables", "iptables-persistent"],
+    "manage_firewall": True, "persist_firewall": True, "rules_file": "/etc/iptables/rules.v4",
+}
+
+
+def answers(override=None):
+    table = {
+        ("dpkg-query",): (0, DPKG, ""), ("iptables", "nat"): (0, NAT, ""), ("iptables", "filter"): (0, FILTER, ""),
+        ("ip",): (0, ROUTES, ""), ("systemctl",): (0, SYSTEMCTL, ""), ("slurmd",): (0, "slurm-wlm 26.05.5\n", ""),
+        ("scontrol",): (0, NODE, ""),
+    }
+    table.update(override or {})
+
+    def run(argv):
+        key = (argv[0], argv[3]) if argv[0] == "iptables" else (argv[0],)
+        if table[key] is OSError:
+            raise OSError(2, "No such file or directory: %s" % argv[0])
+        return table[key]
+    return run
+
+
+def converged_files(plan):
+    """What file_state() reads on a converged host (owners and modes as the role sets them)."""
+    def f(content=None, owner="root", mode="0644", sha256=None):
+        return {"exists": True, "kind": "file", "mode": mode, "owner": owner, "group": owner, "mtime": 100,
+                "sha256": sha256 or (digest(content.encode()) if content is not None else "x")}
+    files = {path: {"exists": True, "kind": "directory", "mode": "0755", "owner": "root", "group": "root", "mtime": 1}
+             for path in plan["directories"]}
+    files[plan["key"]["path"]] = f(owner="slurm", mode="0600", sha256=digest(base64.b64decode(KEY)))
+    files[plan["dropin"]["path"]] = f(plan["dropin"]["content"])
+    files[worker.ROUTES_UNIT] = {"exists": False}
+    files[worker.HOSTS_FILE] = f("")
+    return files
+
+
+def observed(plan, **override):
+    run = answers(override.pop("run", {}))
+    out = {
+        "files": converged_files(plan),
+        "account": {"user": {"uid": 401, "gid": 401, "home": "/var/lib/slurm", "shell": "/usr/sbin/nologin"},
+                    "group": {"gid": 401}},
+        "dpkg": host_state.dpkg(run),
+        "hosts_lines": ["127.0.0.1 localhost", plan["hosts_entry"]["line"]],
+        "routes": host_state.command_output(run, ["ip", "-4", "route", "show"]),
+        "units": {"slurmd": host_state.systemd_unit(run, "slurmd")},
+        "slurmd_version": (host_state.command_output(run, ["slurmd", "-V"]) or "").strip(),
+        "iptables": {table: host_state.command_output(run, ["iptables", "-w", "-t", table, "-S"]) for table in ("nat", "filter")},
+        "node": host_state.command_output(run, ["scontrol", "show", "node", "--oneliner", "bm-1"]),
+    }
+    out.update(override)
+    return out
+
+
+def drift(plan, seen, features=("baremetal",)):
+    return worker.drift(plan, seen, "bm-1", list(features), digest(base64.b64decode(KEY)))
+
+
+@pytest.fixture
+def plan():
+    return worker.plan(MODEL, SETTINGS)
+
+
+def test_a_converged_host_has_no_drift(plan):
+    seen = observed(plan)
+    assert seen["dpkg"]["packages"]["libc6"] == {"status": "ii", "version": "2.43-7"}
+    assert seen["units"]["slurmd"]["started"] <= seen["units"]["slurmd"]["started"] + 1
+    assert drift(plan, seen) == {}
+
+
+def test_the_real_iptables_listing_matches_the_plan_and_each_loss_is_named(plan):
+    nat = NAT.replace('-A OUTPUT -p tcp -m comment --comment "slime.hybrid" -j SLIME-HYBRID-OUT\n', "")
+    out = drift(plan, observed(plan, run={("iptables", "nat"): (0, nat, "")}))
+    assert out == {"firewall": ["rule missing: -A OUTPUT -p tcp -m comment --comment slime.hybrid -j SLIME-HYBRID-OUT"]}
+    stale = FILTER + '-A SLIME-HYBRID-IN -p tcp -m tcp --dport 7000 -m comment --comment "slime.hybrid/old" -j ACCEPT\n'
+    out = drift(plan, observed(plan, run={("iptables", "filter"): (0, stale, "")}))
+    assert out["firewall"] == ["rule not in the plan: -A SLIME-HYBRID-IN -p tcp -m tcp --dport 7000 -m comment "
+                               "--comment slime.hybrid/old -j ACCEPT"]
+    flushed = "-P INPUT ACCEPT\n"
+    out = drift(plan, observed(plan, run={("iptables", "filter"): (0, flushed, "")}))
+    assert out["firewall"][0] == "chain filter/SLIME-HYBRID-IN is missing" and len(out["firewall"]) == 4
+    out = drift(plan, observed(plan, run={("iptables", "nat"): (1, "", "iptables: not found")}))
+    assert out["firewall"] == ["iptables -t nat -S failed"]
+
+
+def test_without_the_firewall_iptables_is_not_compared(plan):
+    quiet = worker.plan(MODEL, dict(SETTINGS, manage_firewall=False))
+    assert worker.observe_targets(quiet, "bm-1")["iptables_tables"] == []
+    assert drift(quiet, observed(quiet, run={("iptables", "nat"): (0, "", "")})) == {}
+
+
+def test_each_part_names_what_differs(plan):
+    files = converged_files(plan)
+    files[plan["key"]["path"]] = dict(files[plan["key"]["path"]], sha256="other", mode="0640")
+    files[plan["dropin"]["path"]] = {"exists": False}
+    files["/etc/slurm"] = dict(files["/etc/slurm"], owner="slurm")
+    seen = observed(plan, files=files, hosts_lines=["10.0.0.9 slurm-controller.slurm", "# " + plan["hosts_entry"]["line"]],
+                    account={"user": {"uid": 64030, "gid": 64030, "home": "/nonexistent", "shell": "/bin/sh"}, "group": None})
+    out = drift(plan, seen)
+    assert out["key"] == ["/etc/slurm/slurm.key has other content", "/etc/slurm/slurm.key is slurm:slurm 0640, not slurm:slurm 0600"]
+    assert out["dropin"] == ["%s is missing" % worker.DROPIN]
+    assert out["directories"] == ["/etc/slurm is not a root:root 0755 directory"]
+    assert out["hosts"] == ["/etc/hosts does not map slurm-controller.slurm as '%s'" % plan["hosts_entry"]["line"]]
+    assert out["user"][0] == "group slurm is None, not gid 401" and "user slurm is {'uid': 64030" in out["user"][1]
+    assert set(out) == {"key", "dropin", "directories", "hosts", "user"}
+
+
+def test_hosts_entry_follows_lineinfile_the_last_matching_line_counts(plan):
+    line = plan["hosts_entry"]["line"]
+    assert drift(plan, observed(plan, hosts_lines=["10.0.0.9 slurm-controller.slurm", line])) == {}
+    assert "hosts" in drift(plan, observed(plan, hosts_lines=[line, "10.0.0.9 slurm-controller.slurm x"]))
+
+
+@pytest.mark.parametrize("dpkg_out, part, reason", [
+    ("iU |slurmd|26.05.5-1\nii |slurm-client|26.05.5-1\n", "dpkg", "dpkg left slurmd unfinished"),
+    ("ii |slurm-client|26.05.5-1\n", "packages", "package slurmd is not installed"),
+    ("rc |slurmd|26.05.5-1\nii |slurm-client|26.05.5-1\n", "packages", "package slurmd is not installed"),
+])
+def test_packages_and_dpkg(plan, dpkg_out, part, reason):
+    out = drift(plan, observed(plan, run={("dpkg-query",): (0, dpkg_out + "ii |iptables|1\nii |iptables-persistent|1\n", "")}))
+    assert reason in out[part]
+
+
+def test_a_pinned_version_and_the_compatibility_window(plan):
+    pinned = worker.plan(MODEL, dict(SETTINGS, package_version="26.05.5-*"))
+    assert drift(pinned, observed(pinned)) == {}
+    pinned = worker.plan(MODEL, dict(SETTINGS, package_version="26.05.4-1"))
+    assert drift(pinned, observed(pinned))["packages"] == ["package slurmd=26.05.4-1 is not installed",
+                                                           "package slurm-client=26.05.4-1 is not installed"]
+    older = worker.plan(cluster_model.normalize(dict(MODEL, slurm_version="25.11")), SETTINGS)
+    assert drift(older, observed(older))["packages"] == [
+        "slurmd -V: slurmd slurm-wlm 26.05.5 is newer than slurmctld 25.11; slurmd must not be newer than the controller"]
+    assert "packages" in drift(plan, observed(plan, run={("slurmd",): OSError}))
+
+
+def test_service_drift(plan):
+    stopped = observed(plan, run={("systemctl",): (0, "ActiveState=inactive\nUnitFileState=disabled\nMainPID=0\n", "")})
+    assert drift(plan, stopped)["service"] == ["slurmd is inactive/disabled"]
+    reload = observed(plan, run={("systemctl",): (0, SYSTEMCTL.replace("NeedDaemonReload=no", "NeedDaemonReload=yes"), "")})
+    assert drift(plan, reload)["service"] == ["systemd has not loaded slurmd's unit as it is on disk"]
+    seen = observed(plan)
+    seen["files"][worker.DROPIN]["mtime"] = seen["units"]["slurmd"]["started"] + 1
+    assert drift(plan, seen)["service"] == ["slurmd started before its key or drop-in last changed"]
+    seen["files"][worker.DROPIN]["mtime"] = seen["units"]["slurmd"]["started"]
+    assert drift(plan, seen) == {}
+
+
+def test_node_record(plan):
+    assert drift(plan, observed(plan), features=["baremetal", "gpu"])["node"] == ["bm-1 has features baremetal"]
+    down = NODE.replace("State=IDLE+DYNAMIC_NORM", "State=DOWN+DYNAMIC_NORM+NOT_RESPONDING")
+    assert drift(plan, observed(plan, run={("scontrol",): (0, down, "")}))["node"] == ["bm-1 is DOWN+DYNAMIC_NORM+NOT_RESPONDING"]
+    gone = observed(plan, run={("scontrol",): (1, "", "Node bm-1 not found")})
+    assert drift(plan, gone)["node"] == ["slurmctld does not list bm-1 (or scontrol failed)"]
+
+
+def test_routed_mode_routes_and_unit():
+    model = cluster_model.normalize(dict(MODEL, network_mode="routed", pod_routes=[{"cidr": "10.126.0.0/24", "via": "10.127.0.50"}]))
+    plan = worker.plan(model, SETTINGS)
+    assert worker.observe_targets(plan, "bm-1")["units"] == ["slurmd", "slime-hybrid-routes.service"]
+    files = converged_files(plan)
+    files[worker.ROUTES_UNIT] = {"exists": True, "kind": "file", "mode": "0644", "owner": "root", "group": "root",
+                                 "mtime": 1, "sha256": digest(plan["routes_unit"]["content"].encode())}
+    units = {"slurmd": {"ActiveState": "active", "UnitFileState": "enabled", "started": None},
+             "slime-hybrid-routes.service": {"ActiveState": "active", "UnitFileState": "enabled"}}
+    routed = ROUTES + "10.126.0.0/24 via 10.127.0.50 dev eth0\n"
+    nat = "\n".join(NAT.splitlines()[:6]) + "\n"  # routed: the chain and its jump, no DNAT
+    seen = observed(plan, files=files, units=units, routes=routed, run={("iptables", "nat"): (0, nat, "")})
+    assert drift(plan, seen) == {}
+    seen["routes"] = ROUTES
+    assert drift(plan, seen)["routes"] == ["no route to 10.126.0.0/24 via 10.127.0.50"]
+    # back to nat: the unit left behind is drift
+    nat = worker.plan(MODEL, SETTINGS)
+    assert drift(nat, observed(nat, files=dict(converged_files(nat), **{worker.ROUTES_UNIT: files[worker.ROUTES_UNIT]}))) == {
+        "routes": ["%s is left from network_mode routed" % worker.ROUTES_UNIT]}
+
+
+def test_file_state_and_account_read_the_real_files(tmp_path):
+    path = tmp_path / "f"
+    path.write_text("x")
+    os.chmod(str(path), 0o640)
+    state = host_state.file_state(str(path))
+    me, group = pwd.getpwuid(os.getuid())[0], grp.getgrgid(os.getgid())[0]
+    assert state == {"exists": True, "kind": "file", "mode": "0640", "owner": me, "group": group,
+                     "mtime": int(os.stat(str(path)).st_mtime), "sha256": digest(b"x")}
+    assert host_state.file_state(str(tmp_path))["kind"] == "directory"
+    assert host_state.file_state(str(tmp_path / "none")) == {"exists": False}
+    assert host_state.account(me, group)["user"]["uid"] == os.getuid()
+    assert host_state.account("no-such-user-x", "no-such-group-x") == {"user": None, "group": None}
+
+
+def test_observe_reads_every_target(plan, tmp_path):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("127.0.0.1 localhost\n" + plan["hosts_entry"]["line"] + "\n")
+    targets = dict(worker.observe_targets(plan, "bm-1"), hosts_file=str(hosts))
+    seen = host_state.observe(targets, answers())
+    assert seen["hosts_lines"][-1] == plan["hosts_entry"]["line"]
+    assert seen["node"] == NODE and seen["iptables"]["nat"] == NAT and seen["slurmd_version"] == "slurm-wlm 26.05.5"
+    assert set(seen["files"]) == set(targets["files"]) and seen["units"]["slurmd"]["ActiveState"] == "active"
+    assert seen["routes"] == ""  # nat mode: the routing table is not read
