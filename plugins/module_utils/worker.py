@@ -314,8 +314,11 @@ def drift(plan, observed, node_name, features, key_sha256):
     if plan["apt_source"]:
         part = plan["apt_source"]
         out["apt_source"] += _file_drift(observed, part["path"], "root", "root", part["mode"], part["content"])
-    if plan["apt_key"] and not observed["files"][plan["apt_key"]["path"]]["exists"]:
-        out["apt_source"].append("%s is missing" % plan["apt_key"]["path"])
+    if plan["apt_key"]:
+        # get_url fetches the key only when the file is missing, and sets its mode
+        key_file = observed["files"][plan["apt_key"]["path"]]
+        if not key_file["exists"] or key_file.get("mode") != "0644":
+            out["apt_source"].append("%s is %s" % (plan["apt_key"]["path"], key_file.get("mode", "missing")))
     out["packages"] = ["package %s is not installed" % spec for spec in plan["packages"] if not _installed(dpkg, spec)]
     if not out["packages"]:
         compat = slurmd.version_compat_error(observed["slurmd_version"] or "none", plan["slurmctld_version"])
@@ -330,7 +333,8 @@ def drift(plan, observed, node_name, features, key_sha256):
     hosts = [line for line in observed["hosts_lines"] if re.search(plan["hosts_entry"]["regexp"], line)]
     out["hosts"] = [] if hosts and hosts[-1] == plan["hosts_entry"]["line"] else [
         "%s does not map %s as %r" % (HOSTS_FILE, plan["hosts_entry"]["line"].split()[1], plan["hosts_entry"]["line"])]
-    out["hosts"] += _file_drift(observed, HOSTS_FILE, "root", "root", "0644")[-1:] if observed["files"][HOSTS_FILE]["exists"] else []
+    if observed["files"][HOSTS_FILE]["exists"]:
+        out["hosts"] += _file_drift(observed, HOSTS_FILE, "root", "root", "0644")
     out["routes"] = _route_drift(plan, observed)
     dropin = plan["dropin"]
     out["dropin"] = _file_drift(observed, dropin["path"], "root", "root", dropin["mode"], dropin["content"])

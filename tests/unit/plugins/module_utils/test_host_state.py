@@ -252,3 +252,20 @@ def test_observe_reads_every_target(plan, tmp_path):
     assert seen["node"] == NODE and seen["iptables"]["nat"] == NAT and seen["slurmd_version"] == "slurm-wlm 26.05.5"
     assert set(seen["files"]) == set(targets["files"]) and seen["units"]["slurmd"]["ActiveState"] == "active"
     assert seen["routes"] == ""  # nat mode: the routing table is not read
+
+
+def test_package_source_and_its_key():
+    plan = worker.plan(MODEL, dict(SETTINGS, apt_repository="deb http://repo.example/slurm forky main",
+                                   apt_key_url="https://repo.example/key.asc"))
+    assert set(worker.observe_targets(plan, "bm-1")["files"]) >= {worker.APT_SOURCE, worker.APT_KEY}
+    files = converged_files(plan)
+    files[worker.APT_SOURCE] = {"exists": False}
+    files[worker.APT_KEY] = {"exists": False}
+    assert drift(plan, observed(plan, files=files))["apt_source"] == [
+        "%s is missing" % worker.APT_SOURCE, "%s is missing" % worker.APT_KEY]
+    files[worker.APT_SOURCE] = {"exists": True, "kind": "file", "mode": "0644", "owner": "root", "group": "root", "mtime": 1,
+                                "sha256": digest(plan["apt_source"]["content"].encode())}
+    files[worker.APT_KEY] = dict(files[worker.APT_SOURCE], sha256="any: get_url leaves a key in place")
+    assert drift(plan, observed(plan, files=files)) == {}
+    files[worker.APT_KEY] = dict(files[worker.APT_KEY], mode="0600")
+    assert drift(plan, observed(plan, files=files))["apt_source"] == ["%s is 0600" % worker.APT_KEY]
