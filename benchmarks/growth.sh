@@ -14,6 +14,9 @@ export ANSIBLE_CONFIG=$PWD/ansible.cfg ANSIBLE_NOCOLOR=1
 now() { date +%s.%N; }
 busy() { awk -v hz="$(getconf CLK_TCK)" '/^cpu / { printf "%.1f", ($2 + $3 + $4 + $7 + $8 + $9) / hz }' /proc/stat; }
 cores=$(nproc)
+# The user + system CPU `times` wrote for the children of a subshell (ansible-playbook and its forks).
+cpu() { awk 'function sec(t) { split(t, p, "m"); return p[1] * 60 + p[2] + 0 }
+             NR == 2 { printf "%.1f", sec($1) + sec($2) }' "$tmp/cpu"; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 changed() { grep -Eo 'changed=[0-9]+' | awk -F= '{ s += $2 } END { print s + 0 }'; }
 sizes=${BENCH_GROWTH_SIZES:-1 4 16}
@@ -55,12 +58,11 @@ for n in $sizes; do
   s=$(secs "$t0" "$t1")
   [ -n "$one" ] || one=$s
   echo "converge of $n fresh bare-metal host$([ "$n" = 1 ] || echo s) (forks $forks): $s s ($(awk -v a="$s" -v b="$one" 'BEGIN { printf "%.2f", a / b }')x the 1-host time, $(awk -v a="$s" -v n="$n" 'BEGIN { printf "%.1f", a / n }') s per host; changed=$(changed <<<"$out"), rc=$rc, $idle/$n IDLE)"
-  awk -v w="$(secs "$t0" "$t1")" -v b="$(secs "$b0" "$b1")" -v c="$cores" -v n="$n" '
-    function sec(t) { split(t, p, "m"); return p[1] * 60 + p[2] + 0 }
-    NR == 2 { a = sec($1) + sec($2); printf "  CPU of that converge: machine busy %.1f s of %.1f s on %d cores (%.0f%%); ansible-playbook and its forks %.1f s; the rest (the hosts: apt, dpkg, systemd, slurmd) %.1f s = %.1f s per host\n", b, w * c, c, 100 * b / (w * c), a, b - a, (b - a) / n }' "$tmp/cpu"
+  awk -v w="$(secs "$t0" "$t1")" -v b="$(secs "$b0" "$b1")" -v a="$(cpu)" -v c="$cores" -v n="$n" 'BEGIN {
+    printf "  CPU of that converge: machine busy %.1f s of %.1f s on %d cores (%.0f%%); ansible-playbook and its forks %.1f s; the rest (the hosts: apt, dpkg, systemd, slurmd) %.1f s = %.1f s per host\n", b, w * c, c, 100 * b / (w * c), a, b - a, (b - a) / n }' 
   t0=$(now); run benchmarks/empty.yml >/dev/null 2>&1; t1=$(now); empty=$(secs "$t0" "$t1")
-  t0=$(now); out=$(run playbooks/site.yml 2>&1) || true; t1=$(now); rerun=$(secs "$t0" "$t1")
-  echo "idempotent re-run of site.yml on the $n: $rerun s (changed=$(changed <<<"$out")) vs empty play over them: $empty s ($(awk -v a="$rerun" -v b="$empty" 'BEGIN { printf "%.1f", a / b }')x)"
+  t0=$(now); out=$( (run playbooks/site.yml; times >"$tmp/cpu") 2>&1) || true; t1=$(now); rerun=$(secs "$t0" "$t1")
+  echo "idempotent re-run of site.yml on the $n: $rerun s (changed=$(changed <<<"$out")) vs empty play over them: $empty s ($(awk -v a="$rerun" -v b="$empty" 'BEGIN { printf "%.1f", a / b }')x; $(cpu) s of ansible-playbook CPU)"
   echo "memory per converged host (podman stats, mean of $n): $(podman stats --no-stream --format '{{.MemUsage}}' "${hosts[@]}" | cut -d/ -f1 | mib) MiB"
   for h in "${hosts[@]}"; do ./lab/host.sh remove "$h" >/dev/null; done
   hosts=()
