@@ -4,7 +4,7 @@
 """Reading, in one pass, what a bare-metal Slurm worker is made of on the host itself.
 
 ``observe(targets, run)`` returns plain data about files, the slurm user, dpkg, iptables,
-routes, systemd units, slurmd and slurmctld's record of the node; worker.drift() compares it
+routes, systemd units, slurmd and slurmctld's record of the node (parsed); worker.drift() compares it
 with the plan. Nothing here changes the host. ``run(argv)`` runs a command and returns
 (rc, stdout, stderr): AnsibleModule.run_command in the module, a fake in the unit tests.
 """
@@ -19,6 +19,7 @@ import pwd
 import stat
 import time
 
+from ansible_collections.slime.hybrid.plugins.module_utils.scontrol import parse_nodes
 from ansible_collections.slime.hybrid.plugins.module_utils.secret_file import file_digest
 
 SYSTEMD_PROPERTIES = ("ActiveState", "UnitFileState", "MainPID", "NeedDaemonReload")
@@ -135,7 +136,9 @@ def observe(targets, run):
     for table in targets["iptables_tables"]:
         out["iptables"][table] = command_output(run, ["iptables", "-w", "-t", table, "-S"])
     if targets["node"]:
-        out["node"] = command_output(run, ["scontrol", "show", "node", "--oneliner", targets["node"]])
+        # slurmctld's record of the node, parsed; None when scontrol fails or does not list it
+        listing = command_output(run, ["scontrol", "show", "node", "--oneliner", targets["node"]])
+        out["node"] = parse_nodes(listing or "").get(targets["node"])
     return out
 
 

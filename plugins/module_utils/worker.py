@@ -20,7 +20,7 @@ import hashlib
 import re
 import shlex
 
-from ansible_collections.slime.hybrid.plugins.module_utils import node_features, scontrol, slurmd
+from ansible_collections.slime.hybrid.plugins.module_utils import netfilter, node_features, scontrol, slurmd
 
 NAT_CHAIN = "SLIME-HYBRID-OUT"
 FILTER_CHAIN = "SLIME-HYBRID-IN"
@@ -241,8 +241,10 @@ def _rule(line):
 
 
 def _firewall_drift(firewall, observed, dpkg):
+    """What firewall.yml would change: a package to install, a chain to create, a wanted rule to add,
+    or a chain to flush because a rule in it has a comment the plan does not want (the test of its
+    flush task, netfilter.stale_rules)."""
     out = ["package %s is not installed" % name for name in firewall["packages"] if not _installed(dpkg, name)]
-    wanted = [_rule(line) for line in firewall["restore"].splitlines() if line.startswith(("-A ", "-I "))]
     by_table, table = {}, None
     for line in firewall["restore"].splitlines():
         if line.startswith("*"):
@@ -259,19 +261,26 @@ def _firewall_drift(firewall, observed, dpkg):
         if "-N %s" % chain not in listing.splitlines():
             out.append("chain %s/%s is missing" % (table, chain))
         out += ["rule missing: %s" % " ".join(rule) for rule in rules if rule not in present]
-        stale = [rule for rule in present if rule[1] == chain and rule not in wanted]
-        out += ["rule not in the plan: %s" % " ".join(rule) for rule in stale]
+        ours = [line for line in listing.splitlines() if line.startswith("-A %s " % chain)]
+        out += ["rule not in the plan: %s" % " ".join(_rule(line))
+                for line, comment in zip(ours, netfilter.rule_comments("\n".join(ours)))
+                if comment not in firewall["wanted_comments"]]
     return out
 
 
+def _unit_drift(observed, name):
+    """A unit that is not active and enabled, as systemd_service (state: started, enabled) would find it."""
+    unit = observed["units"].get(name, {})
+    if unit.get("ActiveState") != "active" or unit.get("UnitFileState") != "enabled":
+        return ["%s is %s/%s" % (name, unit.get("ActiveState"), unit.get("UnitFileState"))]
+    return []
+
+
 def _route_drift(plan, observed):
-    unit = observed["units"].get(ROUTES_SERVICE, {})
     if plan["routes_unit"] is None:
         return ["%s is left from network_mode routed" % ROUTES_UNIT] if observed["files"][ROUTES_UNIT]["exists"] else []
     part = plan["routes_unit"]
-    out = _file_drift(observed, part["path"], "root", "root", part["mode"], part["content"])
-    if unit.get("ActiveState") != "active" or unit.get("UnitFileState") != "enabled":
-        out.append("%s is %s/%s" % (ROUTES_SERVICE, unit.get("ActiveState"), unit.get("UnitFileState")))
+    out = _file_drift(observed, part["path"], "root", "root", part["mode"], part["content"]) + _unit_drift(observed, ROUTES_SERVICE)
     table = (observed["routes"] or "").splitlines()
     for route in plan["routes"]:
         if not any(line.split()[:1] == [route["cidr"]] and ("via %s " % route["via"]) in line + " " for line in table):
@@ -279,12 +288,9 @@ def _route_drift(plan, observed):
     return out
 
 
-def _node_drift(node_name, features, observed):
-    if observed["node"] is None:
-        return ["slurmctld does not list %s (or scontrol failed)" % node_name]
-    record = scontrol.parse_nodes(observed["node"]).get(node_name)
+def _node_drift(node_name, features, record):
     if record is None:
-        return ["slurmctld does not list %s" % node_name]
+        return ["slurmctld does not list %s (or scontrol failed)" % node_name]
     out = []
     if not scontrol.is_available(record.get("State", "")):
         out.append("%s is %s" % (node_name, record.get("State")))
@@ -325,8 +331,7 @@ def drift(plan, observed, node_name, features, key_sha256):
         out["packages"] = ["slurmd -V: %s" % compat] if compat else []
     out["directories"] = [
         "%s is not a root:root 0755 directory" % path for path in plan["directories"]
-        if (observed["files"][path].get("kind"), observed["files"][path].get("owner"), observed["files"][path].get("group"),
-            observed["files"][path].get("mode")) != ("directory", "root", "root", "0755")]
+        if [observed["files"][path].get(field) for field in ("kind", "owner", "group", "mode")] != ["directory", "root", "root", "0755"]]
     key = plan["key"]
     out["key"] = _file_drift(observed, key["path"], key["owner"], key["group"], key["mode"], sha256=key_sha256)
     out["firewall"] = _firewall_drift(plan["firewall"], observed, dpkg) if plan["firewall"] else []
@@ -339,13 +344,11 @@ def drift(plan, observed, node_name, features, key_sha256):
     dropin = plan["dropin"]
     out["dropin"] = _file_drift(observed, dropin["path"], "root", "root", dropin["mode"], dropin["content"])
     unit = observed["units"].get(SLURMD, {})
-    out["service"] = []
-    if unit.get("ActiveState") != "active" or unit.get("UnitFileState") != "enabled":
-        out["service"].append("slurmd is %s/%s" % (unit.get("ActiveState"), unit.get("UnitFileState")))
+    out["service"] = _unit_drift(observed, SLURMD)
     if unit.get("NeedDaemonReload") == "yes":
         out["service"].append("systemd has not loaded slurmd's unit as it is on disk")
     newest = max([observed["files"][path].get("mtime", 0) for path in (key["path"], dropin["path"])])
     if unit.get("started") is not None and newest > unit["started"]:
         out["service"].append("slurmd started before its key or drop-in last changed")
-    out["node"] = _node_drift(node_name, features, observed)
+    out["node"] = _node_drift(node_name, features, observed["node"])
     return dict((part, reasons) for part, reasons in out.items() if reasons)

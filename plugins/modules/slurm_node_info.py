@@ -102,7 +102,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.slime.hybrid.plugins.module_utils import host_state, probe, scontrol, worker
+from ansible_collections.slime.hybrid.plugins.module_utils import host_state, probe, worker
 from ansible_collections.slime.hybrid.plugins.module_utils.secret_file import decode_key, digest
 
 REPORTED = ("State", "NodeAddr", "AvailableFeatures", "Version")
@@ -136,7 +136,7 @@ def main():
         observed = host_state.observe(worker.observe_targets(params["plan"], params["name"]),
                                       lambda argv: module.run_command(argv, handle_exceptions=False))
         result["drift"] = worker.drift(params["plan"], observed, params["name"], params["features"], key_sha256)
-        record = scontrol.parse_nodes(observed["node"] or "").get(params["name"])
+        record = observed["node"]
         result["node"] = dict((key, record.get(key)) for key in REPORTED) if record else None
     except (KeyError, TypeError) as exc:
         module.fail_json(msg="plan: not a plan of filter slime.hybrid.worker_plan (%s: %s)" % (type(exc).__name__, exc))

@@ -15,7 +15,7 @@ import pwd
 
 import pytest
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, host_state, worker
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, host_state, scontrol, worker
 from ansible_collections.slime.hybrid.plugins.module_utils.secret_file import digest
 
 NAT = """-P PREROUTING ACCEPT
@@ -101,7 +101,7 @@ def observed(plan, **override):
         "units": {"slurmd": host_state.systemd_unit(run, "slurmd")},
         "slurmd_version": (host_state.command_output(run, ["slurmd", "-V"]) or "").strip(),
         "iptables": {table: host_state.command_output(run, ["iptables", "-w", "-t", table, "-S"]) for table in ("nat", "filter")},
-        "node": host_state.command_output(run, ["scontrol", "show", "node", "--oneliner", "bm-1"]),
+        "node": scontrol.parse_nodes(host_state.command_output(run, ["scontrol", "show", "node", "--oneliner", "bm-1"]) or "").get("bm-1"),
     }
     out.update(override)
     return out
@@ -249,7 +249,7 @@ def test_observe_reads_every_target(plan, tmp_path):
     targets = dict(worker.observe_targets(plan, "bm-1"), hosts_file=str(hosts))
     seen = host_state.observe(targets, answers())
     assert seen["hosts_lines"][-1] == plan["hosts_entry"]["line"]
-    assert seen["node"] == NODE and seen["iptables"]["nat"] == NAT and seen["slurmd_version"] == "slurm-wlm 26.05.5"
+    assert seen["node"] == scontrol.parse_nodes(NODE)["bm-1"] and seen["iptables"]["nat"] == NAT and seen["slurmd_version"] == "slurm-wlm 26.05.5"
     assert set(seen["files"]) == set(targets["files"]) and seen["units"]["slurmd"]["ActiveState"] == "active"
     assert seen["routes"] == ""  # nat mode: the routing table is not read
 
