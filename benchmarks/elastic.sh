@@ -36,7 +36,7 @@ hosts="bm-t=10.127.0.70 bm-u=10.127.0.71 bm-v=10.127.0.72"
 for pair in $hosts; do ./lab/host.sh add "${pair%%=*}" "${pair#*=}" trixie >/dev/null; done
 inventory "$work/trixie.yml"
 ansible-playbook -i inventories/lab/hosts.yml -i "$work/trixie.yml" playbooks/site.yml --limit bm-t,bm-u,bm-v >/dev/null
-inventory "$work/upgrade.yml" "slurm_node_apt_repository: 'deb $mirror forky main'"
+inventory "$work/upgrade.yml" "slurm_node_worker: {apt_repository: 'deb $mirror forky main'}"
 t0=$(now)
 ansible-playbook -i inventories/lab/hosts.yml -i "$work/upgrade.yml" playbooks/upgrade.yml --limit bm-t >/dev/null
 t1=$(now)

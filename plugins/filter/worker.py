@@ -2,16 +2,30 @@
 # Copyright (c) 2026 slime.hybrid contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters over plugins/module_utils/worker.py: what a bare-metal worker is made of, once, for
-the SSH path and the cloud-init path alike."""
+the SSH path (worker_plan) and the cloud-init path (worker_user_data) alike."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import yaml
+
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.slime.hybrid.plugins.filter.cluster import model_or_fail
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, worker
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, secret_file, worker
+
+
+class _UserDataDumper(yaml.SafeDumper):
+    """Readable user-data: files' contents as literal blocks, each command on one line."""
+
+
+_UserDataDumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(
+    "tag:yaml.org,2002:str", text, style="|" if "\n" in text else None))
+_UserDataDumper.add_representer(dict, lambda dumper, data: dumper.represent_mapping(
+    "tag:yaml.org,2002:map", list(data.items()), flow_style=False))
+_UserDataDumper.add_representer(list, lambda dumper, data: dumper.represent_sequence(
+    "tag:yaml.org,2002:seq", data, flow_style=all(isinstance(item, str) for item in data)))
 
 
 def _worker_plan(model, node):
@@ -21,10 +35,30 @@ def _worker_plan(model, node):
         raise AnsibleFilterError("worker_plan: %s" % exc)
 
 
+def _worker_user_data(nodes, model, key_b64):
+    """{name: cloud-init user-data} for nodes ({name, features, conf_extra, worker}) of the model."""
+    try:
+        secret_file.decode_key(key_b64)
+    except ValueError as exc:
+        raise AnsibleFilterError("worker_user_data: slurm.key: %s" % exc)
+    out = {}
+    for node in nodes:
+        node = {"name": node["name"], "features": node.get("features", ["baremetal"]),
+                "conf_extra": node.get("conf_extra") or {}, "worker": node.get("worker") or {}}
+        data = worker.cloud_config(_worker_plan(model, node), str(key_b64))
+        out[node["name"]] = "\n".join([
+            "#cloud-config",
+            "# slime.hybrid: Slurm worker %s (plugins/module_utils/worker.py, the plan roles/slurm_node" % node["name"],
+            "# applies over SSH), in its order: slurm user, slurm.key, network, slurmd drop-in, packages, slurmd.",
+            yaml.dump(data, Dumper=_UserDataDumper, width=1 << 16)])
+    return out
+
+
 class FilterModule(object):
     """slime.hybrid worker filters."""
 
     def filters(self):
         return {
             "worker_plan": _worker_plan,
+            "worker_user_data": _worker_user_data,
         }

@@ -40,8 +40,31 @@ DEFAULTS = {
     "max_node_count": 64,
 }
 
+# The settings of every bare-metal worker (section "worker"), whichever path makes it: the SSH
+# path (roles/slurm_node, per-host overrides in slurm_node_worker) and Metal3's cloud-init
+# (roles/metal3_hosts, per-host overrides in a host's "worker"). The slurm user must match the
+# controller's (Slinky's images: 401/401).
+WORKER_DEFAULTS = {
+    "user": "slurm",
+    "uid": 401,
+    "gid": 401,
+    "key_path": "/etc/slurm/slurm.key",
+    "packages": ["slurmd", "slurm-client"],
+    "package_version": "",
+    "apt_repository": "",
+    "apt_key_url": "",
+    "manage_firewall": True,
+    "persist_firewall": True,
+    "firewall_packages": ["iptables", "iptables-persistent"],
+    "rules_file": "/etc/iptables/rules.v4",
+}
+
 _HOSTNAME_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
 _FEATURE_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
+_USER_RE = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
+_PACKAGE_RE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
+_VERSION_RE = re.compile(r"^[0-9][A-Za-z0-9.+~:*-]*$")
+_BOOLS = {True: True, False: False, "true": True, "false": False, "yes": True, "no": False}
 
 
 class ModelError(ValueError):
@@ -136,6 +159,54 @@ def feature_errors(features, label="features"):
     return errors
 
 
+def worker_settings(raw, label="worker", base=None):
+    """(settings, errors): the worker settings raw states over base (default WORKER_DEFAULTS), checked,
+    with every problem named by label.KEY and what is allowed."""
+    base = WORKER_DEFAULTS if base is None else base
+    if raw in (None, ""):
+        raw = {}
+    if not isinstance(raw, dict):
+        return None, ["%s=%r must be a mapping of worker settings (%s)" % (label, raw, ", ".join(sorted(WORKER_DEFAULTS)))]
+    errors = ["%s.%s is not a worker setting; allowed: %s" % (label, key, ", ".join(sorted(WORKER_DEFAULTS)))
+              for key in sorted(set(raw) - set(WORKER_DEFAULTS))]
+    out = {}
+    for key, default in WORKER_DEFAULTS.items():
+        value = raw.get(key, base.get(key, default))
+        where = "%s.%s=%r" % (label, key, value)
+        if key == "user":
+            ok = isinstance(value, str) and _USER_RE.match(value)
+            errors += [] if ok else ["%s is not a user name (lowercase letters, digits, '_', '-')" % where]
+        elif key in ("uid", "gid"):
+            value = int(value) if not isinstance(value, bool) and str(value).isdigit() else None
+            if value is None or not 1 <= value <= 65534:
+                errors.append("%s must be a number from 1 to 65534" % where)
+        elif key in ("key_path", "rules_file"):
+            if not isinstance(value, str) or not re.match(r"^/[^\s]*[^/\s]$", value):
+                errors.append("%s must be an absolute file path" % where)
+        elif key in ("packages", "firewall_packages"):
+            if (not isinstance(value, list) or not all(isinstance(p, str) and _PACKAGE_RE.match(p) for p in value)
+                    or (key == "packages" and not value)):
+                errors.append("%s must be a list of Debian package names%s" % (where, "" if key == "firewall_packages" else ", not empty"))
+            else:
+                value = list(value)
+        elif key == "package_version":
+            if not isinstance(value, str) or (value and not _VERSION_RE.match(value)):
+                errors.append("%s must be empty (what the source offers) or a Debian version such as 26.05.5-1 "
+                              "(a trailing * allowed)" % where)
+        elif key == "apt_repository":
+            if not isinstance(value, str) or "\n" in value or (value and not value.startswith(("deb ", "deb-src "))):
+                errors.append("%s must be empty or one sources.list line (deb [OPTIONS] URI SUITE COMPONENT...)" % where)
+        elif key == "apt_key_url":
+            if not isinstance(value, str) or (value and not re.match(r"^https?://\S+$", value)):
+                errors.append("%s must be empty or an http(s) URL" % where)
+        else:
+            value = _BOOLS.get(value.lower() if isinstance(value, str) else value) if isinstance(value, (bool, str)) else None
+            if value is None:
+                errors.append("%s must be true or false" % where)
+        out[key] = value
+    return (None, errors) if errors else (out, [])
+
+
 _DNS_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
@@ -201,7 +272,7 @@ def _build(raw, require_discovered=True):
     errors = []
     if not isinstance(raw, dict):
         return None, ["slime_cluster must be a dict, got %s" % type(raw).__name__]
-    for section in ("controller", "nodeport"):
+    for section in ("controller", "nodeport", "worker"):
         if raw.get(section) is not None and not isinstance(raw.get(section), dict):
             errors.append("%s=%r must be a mapping (see docs/cluster-model.md)" % (section, raw.get(section)))
     if errors:
@@ -252,6 +323,8 @@ def _build(raw, require_discovered=True):
         np_port = _check_port(errors, "nodeport.port", nodeport.get("port"), *NODEPORT_RANGE)
 
     routes = _check_routes(errors, m.get("pod_routes"), required=(mode == "routed"))
+    worker, worker_errors = worker_settings(m.get("worker"))
+    errors += worker_errors
 
     try:
         max_nodes = int(m.get("max_node_count"))
@@ -316,6 +389,7 @@ def _build(raw, require_discovered=True):
         # Routes are installed only in routed mode; the pod CIDRs also explain other modes' failures.
         "routes": routes if mode == "routed" else [],
         "pod_cidrs": [route["cidr"] for route in routes],
+        "worker": worker,
     }
     # Each rule's comment spells out the whole rule, so a rule the model no longer
     # produces (say, after a NodePort change) is recognised as stale and replaced.

@@ -15,7 +15,7 @@ __metaclass__ = type
 import base64
 import re
 
-from ansible_collections.slime.hybrid.plugins.module_utils.cluster_model import feature_errors
+from ansible_collections.slime.hybrid.plugins.module_utils.cluster_model import feature_errors, worker_settings
 
 try:
     from urllib.parse import urlsplit
@@ -241,8 +241,15 @@ def normalize_hosts(hosts):
             elif kind is not int and not isinstance(value, kind):
                 errors.append("%s: root_device_hints.%s=%r must be a %s" % (label, key, value, kind.__name__))
         norm["root_device_hints"] = dict(hints)
+        # The Slurm node: features, slurmd --conf extras, and this host's overrides of the model's
+        # worker settings (the same keys as slime_cluster.worker; merged over it by worker.plan()).
         norm["features"] = host.get("features", ["baremetal"])
         errors.extend(feature_errors(norm["features"], "%s: features" % label))
+        norm["conf_extra"] = host.get("conf_extra") or {}
+        if not isinstance(norm["conf_extra"], dict):
+            errors.append("%s: conf_extra=%r must be a mapping of slurmd --conf settings" % (label, norm["conf_extra"]))
+        norm["worker"] = host.get("worker") or {}
+        errors.extend(worker_settings(norm["worker"], "%s: worker" % label)[1])
         out.append(norm)
     return out, errors
 

@@ -3,12 +3,13 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What a bare-metal Slurm worker is made of, computed once.
 
-``plan(model, node)`` turns the cluster model and one node's settings into everything the host
-needs: the slurm user, slurm.key's place, the /etc/hosts entry for the controller's names, the
-iptables chains and rules, the pod network routes unit, the slurmd drop-in, the package source,
-the packages, and the Slurm releases slurmd may have. roles/slurm_node applies it over SSH with
-modules; its cloud_init entry point renders the very same data as user-data
-(templates/cloud-init.yml.j2), so both paths make the same host.
+``plan(model, node)`` turns the cluster model (with its ``worker`` settings) and one node (name,
+features, its own overrides of the worker settings) into everything the host needs: the slurm
+user, slurm.key's place, the /etc/hosts entry for the controller's names, the iptables chains and
+rules, the pod network routes unit, the slurmd drop-in, the package source, the packages, and the
+Slurm releases slurmd may have. roles/slurm_node applies it over SSH with modules;
+``cloud_config(plan, key_b64)`` is the very same data as cloud-init user-data, which
+roles/metal3_hosts hands to Metal3, so both paths make the same host.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -20,7 +21,7 @@ import hashlib
 import re
 import shlex
 
-from ansible_collections.slime.hybrid.plugins.module_utils import netfilter, node_features, scontrol, slurmd
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, netfilter, node_features, scontrol, slurmd
 
 NAT_CHAIN = "SLIME-HYBRID-OUT"
 FILTER_CHAIN = "SLIME-HYBRID-IN"
@@ -31,11 +32,14 @@ APT_KEY = "/etc/apt/keyrings/slime-hybrid-slurm.asc"
 HOME = "/var/lib/slurm"
 SHELL = "/usr/sbin/nologin"
 HEADER = "# Managed by slime.hybrid (role slurm_node); a converge replaces local changes."
+RULES_PATH = "/etc/iptables/slime-hybrid.rules"
+HOSTS_FILE = "/etc/hosts"
+SLURMD = "slurmd"
+ROUTES_SERVICE = ROUTES_UNIT.rsplit("/", 1)[1]
 
-# The node settings plan() reads (roles/slurm_node passes its slurm_node_* variables).
-NODE_KEYS = ("name", "features", "conf_extra", "user", "uid", "gid", "key_path", "packages", "package_version",
-             "apt_repository", "apt_key_url", "firewall_packages", "manage_firewall", "persist_firewall",
-             "rules_file")
+# What plan() reads of a node besides the model: its Slurm name, features and slurmd --conf
+# extras, and optionally "worker", its own overrides of the model's worker settings.
+NODE_KEYS = ("name", "features", "conf_extra")
 
 
 def slurmd_command(model, node):
@@ -142,12 +146,20 @@ def package_specs(node):
 
 
 def plan(model, node):
-    """Everything the host needs, from the normalized model and the node settings (NODE_KEYS)."""
+    """Everything the host needs, from the normalized model and the node (NODE_KEYS, "worker")."""
     missing = [key for key in NODE_KEYS if key not in node]
     if missing:
         raise ValueError("node settings lack %s" % ", ".join(missing))
+    unknown = sorted(set(node) - set(NODE_KEYS) - {"worker"})
+    if unknown:
+        raise ValueError("node settings: %s unknown (the worker settings go under worker)" % ", ".join(unknown))
+    settings, errors = cluster_model.worker_settings(node.get("worker"), "%s: worker" % node["name"], model["worker"])
+    if errors:
+        raise ValueError("; ".join(errors))
+    node = dict(node, **settings)
     firewall = bool(node["manage_firewall"])
     out = {
+        "worker": settings,
         "user": {"name": node["user"], "uid": int(node["uid"]), "gid": int(node["gid"]), "home": HOME, "shell": SHELL},
         "key": {"path": node["key_path"], "owner": node["user"], "group": node["user"], "mode": "0600"},
         "directories": sorted({node["key_path"].rsplit("/", 1)[0], DROPIN.rsplit("/", 1)[0]}),
@@ -185,13 +197,49 @@ def plan(model, node):
     return out
 
 
+def cloud_config(plan, key_b64):
+    """The plan as cloud-init user-data (the dict under #cloud-config), in the SSH path's order: the
+    slurm user, slurm.key, the network, the slurmd drop-in, then the packages (Debian's postinst
+    starts slurmd at once), then slurmd, only if the installed release may join slurmctld."""
+    user = plan["user"]
+    install = ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "--no-install-recommends"]
+    files = [{"path": plan["key"]["path"], "encoding": "b64", "content": key_b64,
+              "owner": "%s:%s" % (plan["key"]["owner"], plan["key"]["group"]), "permissions": plan["key"]["mode"]}]
+    files += [{"path": part["path"], "permissions": part["mode"], "content": part["content"]}
+              for part in (plan["dropin"], plan["routes_unit"], plan["apt_source"]) if part]
+    runcmd = [["sh", "-c", plan["hosts_entry"]["shell"]]]
+    if plan["apt_key"]:
+        path = plan["apt_key"]["path"]
+        runcmd.append(["sh", "-c", "mkdir -p %s && curl -fsSL -o %s %s"
+                       % (path.rsplit("/", 1)[0], path, shlex.quote(plan["apt_key"]["url"]))])
+    runcmd.append(["apt-get", "update"])
+    firewall = plan["firewall"]
+    if firewall:
+        files.append({"path": RULES_PATH, "permissions": "0600", "content": firewall["restore"]})
+        runcmd += [install + firewall["packages"], ["iptables-restore", "--noflush", RULES_PATH]]
+        if firewall["persist"]:
+            runcmd.append(["sh", "-c", "iptables-save >%s" % shlex.quote(firewall["rules_file"])])
+    if plan["routes_unit"]:
+        runcmd.append(["systemctl", "enable", "--now", ROUTES_SERVICE])
+    runcmd += [install + plan["packages"], ["systemctl", "daemon-reload"],
+               ["sh", "-c", plan["slurmd_version_check"] + " && systemctl enable slurmd && systemctl restart slurmd"
+                " || { systemctl disable --now slurmd; exit 1; }"]]
+    return {
+        "bootcmd": [
+            ["sh", "-c", "getent group %s >/dev/null || groupadd --system --gid %d %s" % (user["name"], user["gid"], user["name"])],
+            ["sh", "-c", "getent passwd %s >/dev/null || useradd --system --uid %d --gid %d --home-dir %s --no-create-home "
+             "--shell %s %s" % (user["name"], user["uid"], user["gid"], user["home"], user["shell"], user["name"])],
+            ["install", "-d", "-m", "0755", "-o", "root", "-g", "root"] + plan["directories"],
+        ],
+        "write_files": files,
+        "runcmd": runcmd,
+    }
+
+
 # What differs between the host and its plan, read in one call (module slurm_node_info over
 # module_utils/host_state.py): the role applies only the parts that differ, so a converged host
 # costs one module run instead of one per file, rule and check.
 
-HOSTS_FILE = "/etc/hosts"
-SLURMD = "slurmd"
-ROUTES_SERVICE = ROUTES_UNIT.rsplit("/", 1)[1]
 
 
 def observe_targets(plan, node_name):

@@ -17,7 +17,7 @@ from ansible.errors import AnsibleFilterError
 ROLE_FILTERS = [
     "cluster_model", "cluster_errors", "cluster_intent", "cluster_intent_errors", "feature_errors", "slurm_compat_error", "srun_ports_needed",
     "slurmd_conf", "key_error", "apt_policy_version", "scontrol_nodes", "iptables_stale",
-    "slurm_node_available",
+    "slurm_node_available", "worker_errors", "slurm_key_errors", "worker_plan", "worker_user_data",
 ]
 
 # Filters playbooks/ call as slime.hybrid.<name>.

@@ -421,3 +421,37 @@ def test_discovered_facts_must_be_a_mapping():
     assert cm.validate(intent(), ["10.244.1.5"]) == ["the discovered facts must be a dict (slinky_info's cluster), got list"]
     with pytest.raises(cm.ModelError):
         cm.normalize(intent(), "x")
+
+
+def test_worker_settings_default_and_every_problem_named():
+    assert cm.normalize(valid_model())["worker"] == cm.WORKER_DEFAULTS
+    errors = cm.validate(valid_model(worker={
+        "uid": "slurm", "gid": 0, "user": "Slurm", "key_path": "etc/slurm.key", "packages": [], "firewall_packages": ["ip tables"],
+        "package_version": "v26", "apt_repository": "http://repo", "apt_key_url": "ftp://key", "manage_firewall": "maybe",
+        "rules": "/x"}))
+    assert errors == [
+        "worker.rules is not a worker setting; allowed: apt_key_url, apt_repository, firewall_packages, gid, key_path, "
+        "manage_firewall, package_version, packages, persist_firewall, rules_file, uid, user",
+        "worker.user='Slurm' is not a user name (lowercase letters, digits, '_', '-')",
+        "worker.uid='slurm' must be a number from 1 to 65534",
+        "worker.gid=0 must be a number from 1 to 65534",
+        "worker.key_path='etc/slurm.key' must be an absolute file path",
+        "worker.packages=[] must be a list of Debian package names, not empty",
+        "worker.package_version='v26' must be empty (what the source offers) or a Debian version such as 26.05.5-1 "
+        "(a trailing * allowed)",
+        "worker.apt_repository='http://repo' must be empty or one sources.list line (deb [OPTIONS] URI SUITE COMPONENT...)",
+        "worker.apt_key_url='ftp://key' must be empty or an http(s) URL",
+        "worker.manage_firewall='maybe' must be true or false",
+        "worker.firewall_packages=['ip tables'] must be a list of Debian package names",
+    ]
+    assert cm.validate(valid_model(worker="slurm")) == [
+        "worker='slurm' must be a mapping (see docs/cluster-model.md)"]
+
+
+def test_worker_settings_as_ansible_passes_them():
+    # numbers and booleans templated into strings are read as such; the model reads its own output
+    model = cm.normalize(valid_model(worker={"uid": "500", "persist_firewall": "false", "package_version": "26.05.5-*"}))
+    assert model["worker"]["uid"] == 500 and model["worker"]["persist_firewall"] is False
+    assert cm.normalize(model) == model
+    assert cm.intent_errors({"srun_port_range": "60001-60100", "nodeport": {"port": 30017},
+                                        "worker": {"uid": -1}}) == ["worker.uid=-1 must be a number from 1 to 65534"]

@@ -51,12 +51,12 @@ MODEL = cluster_model.normalize({
     "controller": {"host": "slurm-controller.slurm", "aliases": ["slurm-controller-0"], "address": "10.126.0.11"},
     "nodeport": {"address": "10.127.0.50", "port": 30017}, "srun_port_range": "60001-60100",
 })
-SETTINGS = {
-    "name": "bm-1", "features": ["baremetal"], "conf_extra": {}, "user": "slurm", "uid": 401, "gid": 401,
-    "key_path": "/etc/slurm/slurm.key", "packages": ["slurmd", "slurm-client"], "package_version": "",
-    "apt_repository": "", "apt_key_url": "", "firewall_packages": ["iptables", "iptables-persistent"],
-    "manage_firewall": True, "persist_firewall": True, "rules_file": "/etc/iptables/rules.v4",
-}
+SETTINGS = {"name": "bm-1", "features": ["baremetal"], "conf_extra": {}}
+
+
+def with_worker(**settings):
+    """The node with its own overrides of the model's worker settings."""
+    return dict(SETTINGS, worker=settings)
 
 
 def answers(override=None):
@@ -139,7 +139,7 @@ def test_the_real_iptables_listing_matches_the_plan_and_each_loss_is_named(plan)
 
 
 def test_without_the_firewall_iptables_is_not_compared(plan):
-    quiet = worker.plan(MODEL, dict(SETTINGS, manage_firewall=False))
+    quiet = worker.plan(MODEL, with_worker(manage_firewall=False))
     assert worker.observe_targets(quiet, "bm-1")["iptables_tables"] == []
     assert drift(quiet, observed(quiet, run={("iptables", "nat"): (0, "", "")})) == {}
 
@@ -177,9 +177,9 @@ def test_packages_and_dpkg(plan, dpkg_out, part, reason):
 
 
 def test_a_pinned_version_and_the_compatibility_window(plan):
-    pinned = worker.plan(MODEL, dict(SETTINGS, package_version="26.05.5-*"))
+    pinned = worker.plan(MODEL, with_worker(package_version="26.05.5-*"))
     assert drift(pinned, observed(pinned)) == {}
-    pinned = worker.plan(MODEL, dict(SETTINGS, package_version="26.05.4-1"))
+    pinned = worker.plan(MODEL, with_worker(package_version="26.05.4-1"))
     assert drift(pinned, observed(pinned))["packages"] == ["package slurmd=26.05.4-1 is not installed",
                                                            "package slurm-client=26.05.4-1 is not installed"]
     older = worker.plan(cluster_model.normalize(dict(MODEL, slurm_version="25.11")), SETTINGS)
@@ -255,8 +255,8 @@ def test_observe_reads_every_target(plan, tmp_path):
 
 
 def test_package_source_and_its_key():
-    plan = worker.plan(MODEL, dict(SETTINGS, apt_repository="deb http://repo.example/slurm forky main",
-                                   apt_key_url="https://repo.example/key.asc"))
+    plan = worker.plan(MODEL, with_worker(apt_repository="deb http://repo.example/slurm forky main",
+                                      apt_key_url="https://repo.example/key.asc"))
     assert set(worker.observe_targets(plan, "bm-1")["files"]) >= {worker.APT_SOURCE, worker.APT_KEY}
     files = converged_files(plan)
     files[worker.APT_SOURCE] = {"exists": False}

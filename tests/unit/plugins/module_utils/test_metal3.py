@@ -213,3 +213,16 @@ def test_stale_user_data():
     secrets = [metal3.user_data_secret(h, "ns", "c", "old") for h in hosts]
     assert metal3.stale_user_data(hosts, bmhs, secrets, {"node-0": "new", "node-1": "new"}) == ["node-0"]
     assert metal3.stale_user_data(hosts, bmhs, secrets, {"node-0": "old", "node-1": "new"}) == []
+
+
+def test_a_host_has_its_node_settings_and_worker_overrides():
+    hosts, errors = metal3.normalize_hosts([host(conf_extra={"Weight": 10}, worker={"package_version": "26.05.5-1"})])
+    assert errors == [] and hosts[0]["conf_extra"] == {"Weight": 10} and hosts[0]["worker"] == {"package_version": "26.05.5-1"}
+    assert metal3.normalize_hosts([host()])[0][0]["worker"] == {}
+    errors = metal3.normalize_hosts([host(conf_extra="Weight=10", worker={"version": "1", "uid": "x"})])[1]
+    assert errors == [
+        "host node-0: conf_extra='Weight=10' must be a mapping of slurmd --conf settings",
+        "host node-0: worker.version is not a worker setting; allowed: apt_key_url, apt_repository, firewall_packages, gid, "
+        "key_path, manage_firewall, package_version, packages, persist_firewall, rules_file, uid, user",
+        "host node-0: worker.uid='x' must be a number from 1 to 65534",
+    ]

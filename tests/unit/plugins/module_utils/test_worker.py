@@ -21,17 +21,13 @@ MODEL = {
     "srun_port_range": "60001-60100",
 }
 ROUTES = [{"cidr": "10.126.0.0/24", "via": "10.127.0.50"}]
-NODE = {
-    "name": "bm-1", "features": ["baremetal", "gpu"], "conf_extra": {"Weight": 10}, "user": "slurm", "uid": 401,
-    "gid": 401, "key_path": "/etc/slurm/slurm.key", "packages": ["slurmd", "slurm-client"], "package_version": "",
-    "apt_repository": "", "apt_key_url": "", "firewall_packages": ["iptables", "iptables-persistent"],
-    "manage_firewall": True, "persist_firewall": True, "rules_file": "/etc/iptables/rules.v4",
-}
+NODE = {"name": "bm-1", "features": ["baremetal", "gpu"], "conf_extra": {"Weight": 10}}
 
 
-def plan(model_changes=None, **node_changes):
+def plan(model_changes=None, **worker_overrides):
+    """The plan of NODE with its own overrides of the model's worker settings."""
     model = cluster_model.normalize(dict(MODEL, **(model_changes or {})))
-    return worker.plan(model, dict(NODE, **node_changes))
+    return worker.plan(model, dict(NODE, worker=worker_overrides))
 
 
 def test_plan_of_a_nat_worker():
@@ -40,6 +36,7 @@ def test_plan_of_a_nat_worker():
     assert out["key"] == {"path": "/etc/slurm/slurm.key", "owner": "slurm", "group": "slurm", "mode": "0600"}
     assert out["directories"] == ["/etc/slurm", "/etc/systemd/system/slurmd.service.d"]
     command = worker.slurmd_command(cluster_model.normalize(MODEL), NODE)
+    assert out["worker"] == cluster_model.WORKER_DEFAULTS
     assert command == ('/usr/sbin/slurmd --systemd -Z --conf-server 10.127.0.50:30017 -N bm-1 '
                        '--conf "Feature=baremetal,gpu Weight=10"')
     assert "ExecStart=\nExecStart=" + command + "\n" in out["dropin"]["content"]
@@ -103,11 +100,26 @@ def test_package_version_repository_and_key():
     assert out["apt_key"] == {"path": "/etc/apt/keyrings/slime-hybrid-slurm.asc", "url": "https://repo.example.org/key.asc"}
 
 
-def test_plan_names_missing_node_settings():
+def test_plan_names_missing_and_misplaced_node_settings():
     node = dict(NODE)
-    del node["uid"], node["rules_file"]
-    with pytest.raises(ValueError, match="node settings lack uid, rules_file"):
+    del node["features"], node["conf_extra"]
+    with pytest.raises(ValueError, match="node settings lack features, conf_extra"):
         worker.plan(cluster_model.normalize(MODEL), node)
+    with pytest.raises(ValueError, match=r"node settings: uid unknown \(the worker settings go under worker\)"):
+        worker.plan(cluster_model.normalize(MODEL), dict(NODE, uid=401))
+    with pytest.raises(ValueError, match=r"bm-1: worker.uid='x' must be a number from 1 to 65534"):
+        worker.plan(cluster_model.normalize(MODEL), dict(NODE, worker={"uid": "x"}))
+
+
+def test_the_model_sets_every_worker_and_a_node_overrides_it():
+    model = cluster_model.normalize(dict(MODEL, worker={"uid": 500, "packages": ["slurmd"], "package_version": "26.05.5-1"}))
+    site = worker.plan(model, NODE)
+    assert site["user"]["uid"] == 500 and site["packages"] == ["slurmd=26.05.5-1"]
+    assert site["worker"] == dict(cluster_model.WORKER_DEFAULTS, uid=500, packages=["slurmd"], package_version="26.05.5-1")
+    own = worker.plan(model, dict(NODE, worker={"package_version": ""}))
+    assert own["user"]["uid"] == 500 and own["packages"] == ["slurmd"]
+    # the model's own output reads back the same (normalize(normalize(x)) == normalize(x))
+    assert cluster_model.normalize(model) == model
 
 
 HOSTS = """127.0.0.1 localhost

@@ -15,7 +15,7 @@ import pytest
 
 from ansible_collections.slime.hybrid.plugins.module_utils import worker
 from ansible_collections.slime.hybrid.plugins.modules import slurm_node_info
-from ansible_collections.slime.hybrid.tests.unit.plugins.module_utils.test_host_state import MODEL, SETTINGS
+from ansible_collections.slime.hybrid.tests.unit.plugins.module_utils.test_host_state import MODEL, SETTINGS, with_worker
 
 KEY = base64.b64encode(b"secret-key-bytes" * 4).decode()
 
@@ -26,7 +26,7 @@ def run_module(module_runner):
 
 
 def test_reads_this_machine_and_never_returns_the_key(run_module, listener):
-    plan = worker.plan(MODEL, dict(SETTINGS, key_path="/nonexistent/slurm.key"))
+    plan = worker.plan(MODEL, with_worker(key_path="/nonexistent/slurm.key"))
     run = run_module(plan=plan, name="bm-1", features=["baremetal"], slurm_key_b64=KEY,
                      conf_server={"host": "127.0.0.1", "port": listener, "timeout": 2})
     assert run.rc == 0 and run.result["changed"] is False

@@ -1,0 +1,80 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""worker_user_data: the cloud-init path renders the plan the SSH path applies."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+import pytest
+import yaml
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, worker
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "cloud-init")
+with open(os.path.join(FIXTURES, "key.b64")) as key_file:
+    KEY = key_file.read().strip()
+
+MODEL = {
+    "name": "lab", "slurm_version": "26.05", "srun_port_range": "60001-60100",
+    "controller": {"host": "slurm-controller.slurm", "aliases": ["slurm-controller-0"], "address": "10.126.0.11"},
+    "nodeport": {"address": "10.127.0.50", "port": 30017},
+}
+REPOSITORY = "deb [signed-by=/etc/apt/keyrings/slime-hybrid-slurm.asc] https://repo.example.org/slurm bookworm main"
+# What roles/slurm_node/templates/cloud-init.yml.j2 rendered for these models and nodes with the
+# fixture's key (template-CASE.cloud-config, captured before worker.cloud_config replaced that
+# template): the Python rendering gives cloud-init exactly the same data.
+CASES = {
+    "nat": ({}, {}),
+    "routed": ({"network_mode": "routed", "pod_routes": [{"cidr": "10.126.0.0/24", "via": "10.127.0.50"}]}, {}),
+    "nofw": ({"worker": {"manage_firewall": False}}, {}),
+    "apt": ({"worker": {"apt_repository": REPOSITORY, "apt_key_url": "https://repo.example.org/k.asc",
+                        "package_version": "26.05.5-1"}},
+            {"worker": {"persist_firewall": False, "uid": 500}, "features": ["baremetal", "gpu"], "conf_extra": {"Weight": 10}}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_user_data_is_what_the_template_rendered(filters, case):
+    model_changes, node = CASES[case]
+    name = "bm-" + case
+    text = filters["worker_user_data"]([dict(node, name=name)], dict(MODEL, **model_changes), KEY)[name]
+    assert text.startswith("#cloud-config\n")
+    with open(os.path.join(FIXTURES, "template-%s.cloud-config" % case)) as fixture:
+        assert yaml.safe_load(text) == yaml.safe_load(fixture)
+
+
+def test_user_data_is_the_plan(filters):
+    model = cluster_model.normalize(MODEL)
+    node = {"name": "bm-1", "features": ["baremetal"], "conf_extra": {}}
+    plan = worker.plan(model, node)
+    data = yaml.safe_load(filters["worker_user_data"]([{"name": "bm-1"}], MODEL, KEY)["bm-1"])
+    files = dict((entry["path"], entry) for entry in data["write_files"])
+    assert files[plan["dropin"]["path"]]["content"] == plan["dropin"]["content"]
+    assert files[worker.RULES_PATH]["content"] == plan["firewall"]["restore"]
+    assert files[plan["key"]["path"]] == {"path": "/etc/slurm/slurm.key", "encoding": "b64", "content": KEY,
+                                          "owner": "slurm:slurm", "permissions": "0600"}
+    assert ["sh", "-c", plan["hosts_entry"]["shell"]] == data["runcmd"][0]
+    assert data["runcmd"][-1][2].startswith(plan["slurmd_version_check"] + " && systemctl enable slurmd")
+
+
+def test_user_data_refuses_a_bad_key_or_node_without_the_key(filters):
+    with pytest.raises(AnsibleFilterError, match="worker_user_data: slurm.key: the key is 5 bytes") as exc:
+        filters["worker_user_data"]([{"name": "bm-1"}], MODEL, "c2hvcnQ=")
+    assert "c2hvcnQ" not in str(exc.value)
+    with pytest.raises(AnsibleFilterError, match=r"bm-1: worker.uid=0 must be a number from 1 to 65534") as exc:
+        filters["worker_user_data"]([{"name": "bm-1", "worker": {"uid": 0}}], MODEL, KEY)
+    assert KEY not in str(exc.value)
+
+
+def test_slurm_key_errors(filters):
+    assert filters["slurm_key_errors"](KEY, "", "metal3_hosts") == []
+    assert filters["slurm_key_errors"]("", "/etc/slurm.key", "metal3_hosts") == []
+    assert filters["slurm_key_errors"]("", "", "slurm_node") == [
+        "no slurm.key given: set slime_slurm_key_src or slime_slurm_key_b64 (or slurm_node_slurm_key_src / slurm_node_slurm_key_b64)"]
+    assert filters["slurm_key_errors"]("c2hvcnQ=", "", "slurm_node") == [
+        "slurm_node_slurm_key_b64: the key is 5 bytes; at least 32 are required"]
