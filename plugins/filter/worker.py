@@ -20,12 +20,22 @@ class _UserDataDumper(yaml.SafeDumper):
     """Readable user-data: files' contents as literal blocks, each command on one line."""
 
 
-_UserDataDumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(
-    "tag:yaml.org,2002:str", text, style="|" if "\n" in text else None))
-_UserDataDumper.add_representer(dict, lambda dumper, data: dumper.represent_mapping(
-    "tag:yaml.org,2002:map", list(data.items()), flow_style=False))
-_UserDataDumper.add_representer(list, lambda dumper, data: dumper.represent_sequence(
-    "tag:yaml.org,2002:seq", data, flow_style=all(isinstance(item, str) for item in data)))
+def _text(dumper, text):
+    return dumper.represent_scalar("tag:yaml.org,2002:str", str.__str__(text), style="|" if "\n" in text else None)
+
+
+def _mapping(dumper, data):
+    return dumper.represent_mapping("tag:yaml.org,2002:map", list(data.items()), flow_style=False)
+
+
+def _sequence(dumper, data):
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=all(isinstance(item, str) for item in data))
+
+
+# The types themselves, and (multi) the subclasses Ansible hands over (unsafe and tagged values).
+for _type, _represent in ((str, _text), (dict, _mapping), (list, _sequence)):
+    _UserDataDumper.add_representer(_type, _represent)
+    _UserDataDumper.add_multi_representer(_type, _represent)
 
 
 def _worker_plan(model, node):
@@ -45,12 +55,16 @@ def _worker_user_data(nodes, model, key_b64):
     for node in nodes:
         node = {"name": node["name"], "features": node.get("features", ["baremetal"]),
                 "conf_extra": node.get("conf_extra") or {}, "worker": node.get("worker") or {}}
-        data = worker.cloud_config(_worker_plan(model, node), str(key_b64))
+        data = worker.cloud_config(_worker_plan(model, node), key_b64)
+        try:
+            text = yaml.dump(data, Dumper=_UserDataDumper, width=1 << 16)
+        except yaml.YAMLError as exc:  # the message would quote the data, slurm.key included
+            raise AnsibleFilterError("worker_user_data: %s: cannot write the user-data (%s)" % (node["name"], type(exc).__name__))
         out[node["name"]] = "\n".join([
             "#cloud-config",
             "# slime.hybrid: Slurm worker %s (plugins/module_utils/worker.py, the plan roles/slurm_node" % node["name"],
             "# applies over SSH), in its order: slurm user, slurm.key, network, slurmd drop-in, packages, slurmd.",
-            yaml.dump(data, Dumper=_UserDataDumper, width=1 << 16)])
+            text])
     return out
 
 

@@ -78,3 +78,17 @@ def test_slurm_key_errors(filters):
         "no slurm.key given: set slime_slurm_key_src or slime_slurm_key_b64 (or slurm_node_slurm_key_src / slurm_node_slurm_key_b64)"]
     assert filters["slurm_key_errors"]("c2hvcnQ=", "", "slurm_node") == [
         "slurm_node_slurm_key_b64: the key is 5 bytes; at least 32 are required"]
+
+
+def test_user_data_from_the_values_ansible_hands_over(filters):
+    # templated variables arrive as Ansible's own str/dict/list subclasses (unsafe values)
+    from ansible.utils.unsafe_proxy import wrap_var
+    plain = filters["worker_user_data"]([{"name": "bm-1"}], MODEL, KEY)
+    assert filters["worker_user_data"](wrap_var([{"name": "bm-1"}]), wrap_var(MODEL), wrap_var(KEY)) == plain
+    assert "\n- [apt-get, update]\n" in plain["bm-1"] and "\n  content: |\n" in plain["bm-1"]
+
+
+def test_user_data_errors_never_quote_the_data(filters, monkeypatch):
+    monkeypatch.setattr(worker, "cloud_config", lambda plan, key: {"write_files": [{"content": key, "bad": object()}]})
+    with pytest.raises(AnsibleFilterError, match=r"^worker_user_data: bm-1: cannot write the user-data \(RepresenterError\)$"):
+        filters["worker_user_data"]([{"name": "bm-1"}], MODEL, KEY)
