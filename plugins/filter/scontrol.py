@@ -10,6 +10,12 @@ __metaclass__ = type
 from ansible_collections.slime.hybrid.plugins.module_utils import scontrol
 
 
+def _scontrol_host(hosts, leaving=None):
+    """The first of hosts (the slurm_baremetal group) that is not leaving, '' when none stays: where the
+    scale playbooks run scontrol unless slime_scontrol_host names a host."""
+    return next((host for host in hosts if host not in (leaving or [])), "")
+
+
 class FilterModule(object):
     """slime.hybrid scontrol filters."""
 
@@ -18,4 +24,5 @@ class FilterModule(object):
             "scontrol_nodes": scontrol.parse_nodes,
             "scontrol_record": scontrol.parse_node_line,
             "slurm_node_available": scontrol.is_available,
+            "scontrol_host": _scontrol_host,
         }

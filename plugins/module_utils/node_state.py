@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 slime.hybrid contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Draining and removing Slurm nodes without losing a job (scale-in).
+"""Draining and removing Slurm nodes without losing a job (scale-in), and waiting for nodes to
+be available (registration, upgrade, scale-out).
 
 A drained node takes no new job and keeps running the ones it has; only when none is left
 is its dynamic node record deleted. Nothing here cancels or requeues a job.
@@ -15,7 +16,7 @@ import re
 
 from ansible_collections.slime.hybrid.plugins.module_utils import scontrol
 
-STATES = ("drained", "absent", "resumed")
+STATES = ("drained", "absent", "resumed", "available")
 _BUSY = ("ALLOCATED", "MIXED", "COMPLETING")
 _STAMP_RE = re.compile(r"\s*\[[^\]]*@[^\]]*\]$")
 
@@ -44,7 +45,9 @@ def plan(current, names, state, only_reason=None):
     present = [name for name in names if name in current]
     out = {"present": present, "missing": [name for name in names if name not in current],
            "drain": [], "resume": [], "delete": []}
-    if state == "resumed":
+    if state == "available":
+        pass  # nothing to change: the caller waits (unavailable())
+    elif state == "resumed":
         out["resume"] = [name for name in present if is_drain(current[name])
                          and (only_reason is None or drain_reason(current[name]) == only_reason)]
     else:
@@ -102,3 +105,25 @@ def diff_text(current, names, state, planned):
         else:
             after.append("%s State=%s" % (name, now))
     return "\n".join(before) + "\n", "\n".join(after) + "\n"
+
+
+def unavailable(current, names, version=None, drained_ok=False):
+    """{name: why} for the named nodes slurmctld does not list as available yet: unknown to it, not
+    responding, down, drained (unless drained_ok: a node an upgrade drained, back before its resume),
+    or, with version, registered at another release."""
+    out = {}
+    for name in names:
+        record = current.get(name)
+        if record is None:
+            out[name] = "not listed by slurmctld"
+            continue
+        state = record.get("State", "")
+        if not scontrol.is_available(state.replace("+DRAIN", "") if drained_ok else state):
+            out[name] = "State=%s" % state
+        elif version and record.get("Version") != version:
+            out[name] = "Version=%s, not %s" % (record.get("Version"), version)
+    return out
+
+
+def unavailable_message(waiting, timeout):
+    return "not available after %ds: %s" % (timeout, "; ".join("%s %s" % item for item in sorted(waiting.items())))

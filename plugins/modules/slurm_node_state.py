@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: slurm_node_state
-short_description: Drain Slurm nodes, wait for their jobs, and remove their dynamic node records
+short_description: Drain Slurm nodes, wait for their jobs, remove their dynamic node records, or wait until they are available
 version_added: 0.2.0
 description:
   - Scale-in without losing a job. O(state=drained) sets C(State=DRAIN) on the nodes (one C(scontrol update)
@@ -22,6 +22,10 @@ description:
     so a drain an operator set for another cause stays (playbooks/upgrade.yml resumes what it drained).
   - When the jobs do not finish within O(timeout), the module fails naming the nodes and their jobs, and leaves
     the nodes drained.
+  - O(state=available) changes nothing; it waits until slurmctld lists every named node as available (registered,
+    responding, not down or drained; with O(version), at that release), and fails after O(timeout) naming each
+    node that is not, with its state. C(scontrol) failing meanwhile (a configless host before slurmd first fetched
+    its configuration) counts as not yet available. In check mode it reads once and does not wait.
   - Nodes slurmctld does not know are already absent; they are reported in RV(missing).
   - C(scontrol)/C(squeue) run on the host the module runs on; delegate it to a host that reaches slurmctld.
 options:
@@ -33,7 +37,7 @@ options:
   state:
     description: Wanted state.
     type: str
-    choices: [drained, absent, resumed]
+    choices: [drained, absent, resumed, available]
     default: drained
   reason:
     description: Drain reason recorded by slurmctld.
@@ -44,12 +48,21 @@ options:
     type: bool
     default: false
     version_added: 0.2.0
+  version:
+    description: With O(state=available), the Slurm release each node must have registered with (C(Version) of its record).
+    type: str
+    version_added: 0.2.0
+  drained_ok:
+    description: With O(state=available), count a drained node that is otherwise available (an upgrade's node before its resume).
+    type: bool
+    default: false
+    version_added: 0.2.0
   wait:
     description: Wait until the nodes run no job (always done before a delete).
     type: bool
     default: true
   timeout:
-    description: Seconds to wait for running jobs to finish.
+    description: Seconds to wait for running jobs to finish (O(state=available) - for the nodes to be available).
     type: int
     default: 3600
   poll:
@@ -85,6 +98,15 @@ EXAMPLES = r"""
     state: absent
     timeout: 7200
   delegate_to: "{{ groups['slurm_baremetal'][0] }}"
+
+- name: Wait until slurmctld lists bm-7 at 26.05.5 (an upgrade's drained node counts)
+  slime.hybrid.slurm_node_state:
+    names: [bm-7]
+    state: available
+    version: 26.05.5
+    drained_ok: true
+    timeout: 120
+    poll: 2
 """
 
 RETURN = r"""
@@ -117,6 +139,10 @@ jobs:
   type: list
   elements: dict
   returned: always
+nodes:
+  description: With O(state=available), slurmctld's record of each named node it lists (C(State), C(NodeAddr), C(Version), ...).
+  type: dict
+  returned: when O(state=available)
 """
 
 import time
@@ -134,6 +160,28 @@ def read_jobs(module, names):
     return node_state.parse_jobs(scontrol.run(module, "squeue", ["-h", "-w", ",".join(names), "-o", "%i|%T|%N"]))
 
 
+def read_available(module, names):
+    """The named nodes' records, or ({}, why) while scontrol cannot answer (slurmd not started yet)."""
+    rc, out, err = module.run_command([module.params["scontrol"], "show", "node", "--oneliner", ",".join(names)])
+    return (scontrol.parse_nodes(out), "") if rc == 0 else ({}, (err or out).strip())
+
+
+def wait_available(module, names, result):
+    params = module.params
+    started = time.time()
+    while True:
+        current, problem = read_available(module, names)
+        waiting = node_state.unavailable(current, names, params["version"], params["drained_ok"])
+        if not waiting or module.check_mode:
+            break
+        if time.time() - started >= params["timeout"]:
+            msg = node_state.unavailable_message(waiting, params["timeout"]) + ("; scontrol: %s" % problem if problem else "")
+            module.fail_json(msg=msg, nodes=current, **result)
+        time.sleep(max(1, params["poll"]))
+    result["waited"] = round(time.time() - started, 1)
+    module.exit_json(nodes=current, **result)
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -141,6 +189,8 @@ def main():
             state=dict(type="str", choices=list(node_state.STATES), default="drained"),
             reason=dict(type="str", default="slime.hybrid scale-in"),
             only_reason=dict(type="bool", default=False),
+            version=dict(type="str"),
+            drained_ok=dict(type="bool", default=False),
             wait=dict(type="bool", default=True),
             timeout=dict(type="int", default=3600),
             poll=dict(type="int", default=5),
@@ -151,6 +201,8 @@ def main():
     )
     params = module.params
     names = params["names"]
+    if params["state"] == "available":
+        wait_available(module, names, dict(changed=False, drained=[], resumed=[], deleted=[], missing=[], waited=0.0, jobs=[]))
     current = read_nodes(module)
     planned = node_state.plan(current, names, params["state"], params["reason"] if params["only_reason"] else None)
     changed = bool(planned["drain"] or planned["resume"] or planned["delete"])

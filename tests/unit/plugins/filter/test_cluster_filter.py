@@ -21,7 +21,7 @@ ROLE_FILTERS = [
 ]
 
 # Filters playbooks/ call as slime.hybrid.<name>.
-PLAYBOOK_FILTERS = ["pod_host_addresses"]
+PLAYBOOK_FILTERS = ["pod_host_addresses", "scontrol_host"]
 
 MODEL = {
     "controller": {"host": "slurm-controller", "address": "10.126.0.11"},
@@ -162,3 +162,9 @@ def test_pod_host_addresses(filters, fixture_text):
     pods = json.loads(fixture_text("k8s_pods_slurm_workers.json"))
     assert filters["pod_host_addresses"](pods) == {"pod-1": "10.127.0.51", "pod-2": "10.127.0.52"}
     assert filters["pod_host_addresses"]([]) == {}
+
+
+def test_scontrol_host(filters):
+    assert filters["scontrol_host"](["bm-1", "bm-2", "bm-3"], ["bm-1"]) == "bm-2"
+    assert filters["scontrol_host"](["bm-1", "bm-2"]) == "bm-1"
+    assert filters["scontrol_host"](["bm-1"], ["bm-1"]) == ""

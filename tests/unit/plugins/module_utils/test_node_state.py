@@ -89,3 +89,21 @@ def test_diff():
     before, after = node_state.diff_text(NODES, ["idle", "gone"], "absent", planned)
     assert before == "idle State=IDLE+DYNAMIC_NORM\ngone State=(absent)\n"
     assert after == "idle (absent)\ngone State=(absent)\n"
+
+
+def test_unavailable_names_why_each_node_waits():
+    current = {
+        "bm-1": {"State": "IDLE+DYNAMIC_NORM", "Version": "26.05.5"},
+        "bm-2": {"State": "IDLE+DRAIN+DYNAMIC_NORM", "Version": "26.05.5"},
+        "bm-3": {"State": "IDLE+DYNAMIC_NORM", "Version": "24.11.5"},
+        "bm-4": {"State": "DOWN+DYNAMIC_NORM+NOT_RESPONDING", "Version": "26.05.5"},
+    }
+    names = ["bm-1", "bm-2", "bm-3", "bm-4", "bm-5"]
+    assert node_state.unavailable(current, names) == {
+        "bm-2": "State=IDLE+DRAIN+DYNAMIC_NORM", "bm-4": "State=DOWN+DYNAMIC_NORM+NOT_RESPONDING",
+        "bm-5": "not listed by slurmctld"}
+    assert node_state.unavailable(current, names, version="26.05.5", drained_ok=True) == {
+        "bm-3": "Version=24.11.5, not 26.05.5", "bm-4": "State=DOWN+DYNAMIC_NORM+NOT_RESPONDING",
+        "bm-5": "not listed by slurmctld"}
+    assert node_state.plan(current, ["bm-2"], "available") == {
+        "present": ["bm-2"], "missing": [], "drain": [], "resume": [], "delete": []}

@@ -133,3 +133,54 @@ def test_resumed_only_for_its_reason_leaves_an_operators_drain(slurm, module_run
     again = module_runner(slurm_node_state.main, names=["bm-1", "bm-2", "bm-3"], state="resumed",
                           reason="slime.hybrid upgrade", only_reason=True)
     assert again.rc == 0 and not again.result["changed"] and again.result["resumed"] == []
+
+
+# slurmctld 26.05's record of a dynamic node, as `scontrol show node --oneliner bm-1` prints it on a lab host
+RECORD = ("NodeName=bm-1 Arch=x86_64 CoresPerSocket=2  CPUAlloc=0 CPUEfctv=2 CPUTot=2 CPULoad=0.18 AvailableFeatures=baremetal "
+          "ActiveFeatures=baremetal Gres=(null) NodeAddr=10.127.0.61 NodeHostName=bm-1 Version=26.05.5 OS=Linux 6.18.44 "
+          "RealMemory=24105 AllocMem=0 FreeMem=22316 Sockets=1 Boards=1 State=IDLE+DYNAMIC_NORM ThreadsPerCore=1 TmpDisk=0 "
+          "Weight=1 Owner=N/A MCS_label=N/A Partitions=all\n")
+
+
+@pytest.fixture
+def answers(monkeypatch):
+    """scontrol answers the module gets in turn (rc, stdout, stderr); the last one repeats."""
+    def make(*replies):
+        calls = []
+
+        def run_command(self, cmd, **kwargs):
+            calls.append(list(cmd))
+            return replies[min(len(calls), len(replies)) - 1]
+        monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
+        monkeypatch.setattr(slurm_node_state.time, "sleep", lambda seconds: None)
+        return calls
+    return make
+
+
+def test_available_waits_through_scontrol_errors_and_an_old_release(answers, module_runner):
+    calls = answers((1, "", "slurm_load_node error: Unable to contact slurm controller (connect failure)"),
+                    (0, RECORD.replace("Version=26.05.5", "Version=24.11.5").replace("IDLE+", "IDLE+DRAIN+"), ""),
+                    (0, RECORD.replace("IDLE+", "IDLE+DRAIN+"), ""))
+    run = module_runner(slurm_node_state.main, names=["bm-1"], state="available", version="26.05.5", drained_ok=True, poll=1)
+    assert run.rc == 0 and not run.result["changed"]
+    assert run.result["nodes"]["bm-1"]["NodeAddr"] == "10.127.0.61"
+    assert len(calls) == 3 and calls[0] == ["scontrol", "show", "node", "--oneliner", "bm-1"]
+
+
+def test_available_fails_naming_each_node_and_changes_nothing(answers, module_runner, monkeypatch):
+    calls = answers((0, RECORD.replace("IDLE+", "IDLE+DRAIN+"), ""))
+    clock = iter(range(0, 10000, 10))
+    monkeypatch.setattr(slurm_node_state.time, "time", lambda: next(clock))
+    run = module_runner(slurm_node_state.main, names=["bm-1"], state="available", timeout=30)
+    assert run.rc == 1 and run.result["msg"] == "not available after 30s: bm-1 State=IDLE+DRAIN+DYNAMIC_NORM"
+    assert all(call[1] == "show" for call in calls)
+    answers((1, "", "scontrol: error: Node bm-9 not found"))
+    clock = iter(range(0, 10000, 10))
+    run = module_runner(slurm_node_state.main, names=["bm-9"], state="available", timeout=30)
+    assert run.result["msg"] == "not available after 30s: bm-9 not listed by slurmctld; scontrol: scontrol: error: Node bm-9 not found"
+
+
+def test_available_in_check_mode_reads_once(answers, module_runner):
+    calls = answers((0, RECORD.replace("IDLE+", "DOWN+"), ""))
+    run = module_runner(slurm_node_state.main, check_mode=True, names=["bm-1"], state="available")
+    assert run.rc == 0 and not run.result["changed"] and len(calls) == 1
