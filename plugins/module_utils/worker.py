@@ -241,7 +241,6 @@ def cloud_config(plan, key_b64):
 # costs one module run instead of one per file, rule and check.
 
 
-
 def observe_targets(plan, node_name):
     """What host_state.observe() reads for this plan."""
     files = [plan["key"]["path"], DROPIN, ROUTES_UNIT, HOSTS_FILE] + plan["directories"]

@@ -453,5 +453,5 @@ def test_worker_settings_as_ansible_passes_them():
     model = cm.normalize(valid_model(worker={"uid": "500", "persist_firewall": "false", "package_version": "26.05.5-*"}))
     assert model["worker"]["uid"] == 500 and model["worker"]["persist_firewall"] is False
     assert cm.normalize(model) == model
-    assert cm.intent_errors({"srun_port_range": "60001-60100", "nodeport": {"port": 30017},
-                                        "worker": {"uid": -1}}) == ["worker.uid=-1 must be a number from 1 to 65534"]
+    intent = {"srun_port_range": "60001-60100", "nodeport": {"port": 30017}, "worker": {"uid": -1}}
+    assert cm.intent_errors(intent) == ["worker.uid=-1 must be a number from 1 to 65534"]

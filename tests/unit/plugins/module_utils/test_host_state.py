@@ -256,7 +256,7 @@ def test_observe_reads_every_target(plan, tmp_path):
 
 def test_package_source_and_its_key():
     plan = worker.plan(MODEL, with_worker(apt_repository="deb http://repo.example/slurm forky main",
-                                      apt_key_url="https://repo.example/key.asc"))
+                                          apt_key_url="https://repo.example/key.asc"))
     assert set(worker.observe_targets(plan, "bm-1")["files"]) >= {worker.APT_SOURCE, worker.APT_KEY}
     files = converged_files(plan)
     files[worker.APT_SOURCE] = {"exists": False}
