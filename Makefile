@@ -61,6 +61,8 @@ ee-check: deps
 
 lint: collection
 	yamllint -s .
+	@# Conditions YAML read as mappings (a ': ' in a plain scalar) are always true.
+	python scripts/check_conditions.py
 	@# Changelog fragments: known sections, valid YAML and RST (what a release's changelog is built from).
 	antsibull-changelog lint
 	ansible-lint --profile production

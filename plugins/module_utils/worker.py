@@ -129,14 +129,22 @@ def accepted_releases(slurmctld_version):
     return out
 
 
-def slurmd_version_check(slurmctld_version):
-    """A shell command whose status is non-zero, with a message naming both versions, unless the
-    installed slurmd may join slurmctld: the cloud-init path's version of the SSH path's check
-    after the install (it returns rather than exits, so the caller can stop slurmd)."""
+def slurmd_version_check(slurmctld_version, version_of='slurmd -V | cut -d" " -f2', what="slurmd"):
+    """A shell command whose status is non-zero, with a message naming both versions, unless the slurmd
+    version that version_of prints may join slurmctld: the cloud-init path's version of the SSH path's
+    checks (it returns rather than exits, so the caller decides what follows)."""
     accepted = accepted_releases(slurmctld_version)
     patterns = "|".join("%s.*" % release for release in accepted)
-    return ('v=$(slurmd -V | cut -d" " -f2); case "$v" in %s) true ;; *) echo "slime.hybrid: slurmd $v cannot join '
-            'slurmctld %s (accepted: %s)" >&2; false ;; esac' % (patterns, slurmctld_version, ", ".join(accepted)))
+    return ('v=$(%s); case "$v" in %s) true ;; *) echo "slime.hybrid: %s $v cannot join '
+            'slurmctld %s (accepted: %s)" >&2; false ;; esac' % (version_of, patterns, what, slurmctld_version, ", ".join(accepted)))
+
+
+def slurmd_install_check(slurmctld_version, node):
+    """The check before anything is installed, as the SSH path makes it: the pinned version, else the
+    version apt would install (its candidate)."""
+    version_of = ("echo %s" % shlex.quote(node["package_version"]) if node["package_version"]
+                  else "apt-cache policy %s | sed -n \"s/^ *Candidate: //p\"" % shlex.quote(node["packages"][0]))
+    return slurmd_version_check(slurmctld_version, version_of, "the packaged slurmd")
 
 
 def package_specs(node):
@@ -167,6 +175,7 @@ def plan(model, node):
         "packages": package_specs(node),
         "slurmctld_version": model["slurm_version"],
         "slurmd_version_check": slurmd_version_check(model["slurm_version"]),
+        "slurmd_install_check": slurmd_install_check(model["slurm_version"], node),
         "apt_source": ({"path": APT_SOURCE, "mode": "0644", "content": node["apt_repository"] + "\n"}
                        if node["apt_repository"] else None),
         "apt_key": {"path": APT_KEY, "url": node["apt_key_url"]} if node["apt_key_url"] else None,
@@ -199,8 +208,9 @@ def plan(model, node):
 
 def cloud_config(plan, key_b64):
     """The plan as cloud-init user-data (the dict under #cloud-config), in the SSH path's order: the
-    slurm user, slurm.key, the network, the slurmd drop-in, then the packages (Debian's postinst
-    starts slurmd at once), then slurmd, only if the installed release may join slurmctld."""
+    slurm user, slurm.key, the network, the slurmd drop-in, then, if the packaged slurmd may join
+    slurmctld, the packages (Debian's postinst starts slurmd at once), then slurmd, only if the
+    installed release may join slurmctld."""
     user = plan["user"]
     install = ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "--no-install-recommends"]
     files = [{"path": plan["key"]["path"], "encoding": "b64", "content": key_b64,
@@ -221,7 +231,8 @@ def cloud_config(plan, key_b64):
             runcmd.append(["sh", "-c", "iptables-save >%s" % shlex.quote(firewall["rules_file"])])
     if plan["routes_unit"]:
         runcmd.append(["systemctl", "enable", "--now", ROUTES_SERVICE])
-    runcmd += [install + plan["packages"], ["systemctl", "daemon-reload"],
+    # a string, not a command list: its exit ends runcmd's script, so nothing is installed
+    runcmd += [plan["slurmd_install_check"] + " || exit 1", install + plan["packages"], ["systemctl", "daemon-reload"],
                ["sh", "-c", plan["slurmd_version_check"] + " && systemctl enable slurmd && systemctl restart slurmd"
                 " || { systemctl disable --now slurmd; exit 1; }"]]
     return {

@@ -27,7 +27,8 @@ MODEL = {
 REPOSITORY = "deb [signed-by=/etc/apt/keyrings/slime-hybrid-slurm.asc] https://repo.example.org/slurm bookworm main"
 # What roles/slurm_node/templates/cloud-init.yml.j2 rendered for these models and nodes with the
 # fixture's key (template-CASE.cloud-config, captured before worker.cloud_config replaced that
-# template): the Python rendering gives cloud-init exactly the same data.
+# template): the Python rendering gives cloud-init the same data, plus one command the template
+# lacked, the SSH path's check of the packaged slurmd before the packages are installed.
 CASES = {
     "nat": ({}, {}),
     "routed": ({"network_mode": "routed", "pod_routes": [{"cidr": "10.126.0.0/24", "via": "10.127.0.50"}]}, {}),
@@ -44,8 +45,13 @@ def test_user_data_is_what_the_template_rendered(filters, case):
     name = "bm-" + case
     text = filters["worker_user_data"]([dict(node, name=name)], dict(MODEL, **model_changes), KEY)[name]
     assert text.startswith("#cloud-config\n")
+    data = yaml.safe_load(text)
+    plan = worker.plan(cluster_model.normalize(dict(MODEL, **model_changes)), dict({"features": ["baremetal"], "conf_extra": {}}, **dict(node, name=name)))
+    check = data["runcmd"].index(plan["slurmd_install_check"] + " || exit 1")
+    assert data["runcmd"][check + 1][-len(plan["packages"]):] == plan["packages"]  # right before the Slurm packages
+    del data["runcmd"][check]
     with open(os.path.join(FIXTURES, "template-%s.cloud-config" % case)) as fixture:
-        assert yaml.safe_load(text) == yaml.safe_load(fixture)
+        assert data == yaml.safe_load(fixture)
 
 
 def test_user_data_is_the_plan(filters):

@@ -154,3 +154,22 @@ def test_slurmd_version_check_of_the_cloud_init_path(installed, starts):
     if not starts:
         assert result.stderr.strip() == ("slime.hybrid: slurmd %s cannot join slurmctld 26.05 (accepted: 26.05, 25.11, "
                                          "25.05, 24.11)" % installed)
+
+
+@pytest.mark.parametrize("pin, candidate, installs", [
+    ("", "26.05.5-1", True), ("", "24.05.8-1", False), ("", "(none)", False), ("25.11.2-1", "27.05.0-1", True),
+    ("26.11.0-1", "26.05.5-1", False)])
+def test_install_check_of_the_cloud_init_path(tmp_path, pin, candidate, installs):
+    """The packaged slurmd is checked before anything is installed, as the SSH path does: the pin, else
+    apt's candidate (the lines of apt-cache policy's output the check reads)."""
+    check = plan(package_version=pin)["slurmd_install_check"]
+    fake = tmp_path / "apt-cache"  # not a shell function: sh refuses '-' in function names
+    fake.write_text("#!/bin/sh\nprintf 'slurmd:\\n  Installed: (none)\\n  Candidate: %s\\n  Version table:\\n'\n" % candidate)
+    fake.chmod(0o755)
+    result = subprocess.run(["sh", "-c", check + " || exit 1; echo installed"], capture_output=True, text=True, check=False,
+                            env={"PATH": "%s:/usr/bin:/bin" % tmp_path})
+    assert (result.stdout == "installed\n") is installs
+    if not installs:
+        assert result.returncode == 1
+        assert result.stderr.strip() == ("slime.hybrid: the packaged slurmd %s cannot join slurmctld 26.05 (accepted: 26.05, "
+                                         "25.11, 25.05, 24.11)" % (pin or candidate))
