@@ -16,7 +16,9 @@ import re
 
 from ansible_collections.slime.hybrid.plugins.module_utils import scontrol
 
-STATES = ("drained", "absent", "resumed", "available")
+STATES = ("drained", "absent", "resumed")
+# Not a change of the nodes: the module waits for it (unavailable()) and plan() refuses it.
+WAIT_STATES = ("available",)
 _BUSY = ("ALLOCATED", "MIXED", "COMPLETING")
 _STAMP_RE = re.compile(r"\s*\[[^\]]*@[^\]]*\]$")
 
@@ -45,9 +47,7 @@ def plan(current, names, state, only_reason=None):
     present = [name for name in names if name in current]
     out = {"present": present, "missing": [name for name in names if name not in current],
            "drain": [], "resume": [], "delete": []}
-    if state == "available":
-        pass  # nothing to change: the caller waits (unavailable())
-    elif state == "resumed":
+    if state == "resumed":
         out["resume"] = [name for name in present if is_drain(current[name])
                          and (only_reason is None or drain_reason(current[name]) == only_reason)]
     else:

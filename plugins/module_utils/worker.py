@@ -164,11 +164,10 @@ def plan(model, node):
     settings, errors = cluster_model.worker_settings(node.get("worker"), "%s: worker" % node["name"], model["worker"])
     if errors:
         raise ValueError("; ".join(errors))
-    node = dict(node, **settings)
-    firewall = bool(node["manage_firewall"])
+    node = dict(node, **settings)  # validated: uid and gid are ints, the flags booleans
     out = {
         "worker": settings,
-        "user": {"name": node["user"], "uid": int(node["uid"]), "gid": int(node["gid"]), "home": HOME, "shell": SHELL},
+        "user": {"name": node["user"], "uid": node["uid"], "gid": node["gid"], "home": HOME, "shell": SHELL},
         "key": {"path": node["key_path"], "owner": node["user"], "group": node["user"], "mode": "0600"},
         "directories": sorted({node["key_path"].rsplit("/", 1)[0], DROPIN.rsplit("/", 1)[0]}),
         "dropin": {"path": DROPIN, "mode": "0644", "content": dropin(model, node)},
@@ -190,7 +189,7 @@ def plan(model, node):
     unit = routes_unit(model)
     if unit:
         out["routes_unit"] = {"path": ROUTES_UNIT, "mode": "0644", "content": unit}
-    if firewall:
+    if node["manage_firewall"]:
         out["firewall"] = {
             "packages": list(node["firewall_packages"]),
             "nat_chain": NAT_CHAIN,
@@ -200,7 +199,7 @@ def plan(model, node):
             "inbound": model["inbound"],
             "wanted_comments": [rule["comment"] for rule in model["dnat"] + model["inbound"]],
             "restore": iptables_restore(model),
-            "persist": bool(node["persist_firewall"]),
+            "persist": node["persist_firewall"],
             "rules_file": node["rules_file"],
         }
     return out

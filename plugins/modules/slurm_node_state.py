@@ -186,7 +186,7 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             names=dict(type="list", elements="str", required=True),
-            state=dict(type="str", choices=list(node_state.STATES), default="drained"),
+            state=dict(type="str", choices=list(node_state.STATES + node_state.WAIT_STATES), default="drained"),
             reason=dict(type="str", default="slime.hybrid scale-in"),
             only_reason=dict(type="bool", default=False),
             version=dict(type="str"),

@@ -105,5 +105,5 @@ def test_unavailable_names_why_each_node_waits():
     assert node_state.unavailable(current, names, version="26.05.5", drained_ok=True) == {
         "bm-3": "Version=24.11.5, not 26.05.5", "bm-4": "State=DOWN+DYNAMIC_NORM+NOT_RESPONDING",
         "bm-5": "not listed by slurmctld"}
-    assert node_state.plan(current, ["bm-2"], "available") == {
-        "present": ["bm-2"], "missing": [], "drain": [], "resume": [], "delete": []}
+    with pytest.raises(ValueError, match="state='available'; allowed: drained, absent, resumed"):
+        node_state.plan(current, ["bm-2"], "available")  # a wait, not a change: never planned
