@@ -159,51 +159,62 @@ def feature_errors(features, label="features"):
     return errors
 
 
+_BAD = object()
+
+
+def _matching(pattern, empty=False):
+    return lambda value: value if isinstance(value, str) and ((empty and value == "") or pattern.match(value)) else _BAD
+
+
+def _account_id(value):
+    return int(value) if not isinstance(value, bool) and str(value).isdigit() and 1 <= int(value) <= 65534 else _BAD
+
+
+def _package_list(empty):
+    return lambda value: (list(value) if isinstance(value, list) and (empty or value)
+                          and all(isinstance(p, str) and _PACKAGE_RE.match(p) for p in value) else _BAD)
+
+
+def _flag(value):
+    return _BOOLS.get(value.lower() if isinstance(value, str) else value, _BAD) if isinstance(value, (bool, str)) else _BAD
+
+
+_PATH_RE = re.compile(r"^/[^\s]*[^/\s]$")
+# Each worker setting: how a value is checked (and converted), and what the message says is allowed.
+_WORKER_CHECKS = {
+    "user": (_matching(_USER_RE), "is not a user name (lowercase letters, digits, '_', '-')"),
+    "uid": (_account_id, "must be a number from 1 to 65534"),
+    "gid": (_account_id, "must be a number from 1 to 65534"),
+    "key_path": (_matching(_PATH_RE), "must be an absolute file path"),
+    "packages": (_package_list(empty=False), "must be a list of Debian package names, not empty"),
+    "package_version": (_matching(_VERSION_RE, empty=True), "must be empty (what the source offers) or a Debian "
+                        "version such as 26.05.5-1 (a trailing * allowed)"),
+    "apt_repository": (_matching(re.compile(r"^deb(-src)? [^\n]*\Z"), empty=True),
+                       "must be empty or one sources.list line (deb [OPTIONS] URI SUITE COMPONENT...)"),
+    "apt_key_url": (_matching(re.compile(r"^https?://\S+$"), empty=True), "must be empty or an http(s) URL"),
+    "manage_firewall": (_flag, "must be true or false"),
+    "persist_firewall": (_flag, "must be true or false"),
+    "firewall_packages": (_package_list(empty=True), "must be a list of Debian package names"),
+    "rules_file": (_matching(_PATH_RE), "must be an absolute file path"),
+}
+
+
 def worker_settings(raw, label="worker", base=None):
     """(settings, errors): the worker settings raw states over base (default WORKER_DEFAULTS), checked,
     with every problem named by label.KEY and what is allowed."""
     base = WORKER_DEFAULTS if base is None else base
-    if raw in (None, ""):
-        raw = {}
+    raw = {} if raw in (None, "") else raw
+    allowed = ", ".join(sorted(WORKER_DEFAULTS))
     if not isinstance(raw, dict):
-        return None, ["%s=%r must be a mapping of worker settings (%s)" % (label, raw, ", ".join(sorted(WORKER_DEFAULTS)))]
-    errors = ["%s.%s is not a worker setting; allowed: %s" % (label, key, ", ".join(sorted(WORKER_DEFAULTS)))
-              for key in sorted(set(raw) - set(WORKER_DEFAULTS))]
+        return None, ["%s=%r must be a mapping of worker settings (%s)" % (label, raw, allowed)]
+    errors = ["%s.%s is not a worker setting; allowed: %s" % (label, key, allowed) for key in sorted(set(raw) - set(WORKER_DEFAULTS))]
     out = {}
-    for key, default in WORKER_DEFAULTS.items():
-        value = raw.get(key, base.get(key, default))
-        where = "%s.%s=%r" % (label, key, value)
-        if key == "user":
-            ok = isinstance(value, str) and _USER_RE.match(value)
-            errors += [] if ok else ["%s is not a user name (lowercase letters, digits, '_', '-')" % where]
-        elif key in ("uid", "gid"):
-            value = int(value) if not isinstance(value, bool) and str(value).isdigit() else None
-            if value is None or not 1 <= value <= 65534:
-                errors.append("%s must be a number from 1 to 65534" % where)
-        elif key in ("key_path", "rules_file"):
-            if not isinstance(value, str) or not re.match(r"^/[^\s]*[^/\s]$", value):
-                errors.append("%s must be an absolute file path" % where)
-        elif key in ("packages", "firewall_packages"):
-            if (not isinstance(value, list) or not all(isinstance(p, str) and _PACKAGE_RE.match(p) for p in value)
-                    or (key == "packages" and not value)):
-                errors.append("%s must be a list of Debian package names%s" % (where, "" if key == "firewall_packages" else ", not empty"))
-            else:
-                value = list(value)
-        elif key == "package_version":
-            if not isinstance(value, str) or (value and not _VERSION_RE.match(value)):
-                errors.append("%s must be empty (what the source offers) or a Debian version such as 26.05.5-1 "
-                              "(a trailing * allowed)" % where)
-        elif key == "apt_repository":
-            if not isinstance(value, str) or "\n" in value or (value and not value.startswith(("deb ", "deb-src "))):
-                errors.append("%s must be empty or one sources.list line (deb [OPTIONS] URI SUITE COMPONENT...)" % where)
-        elif key == "apt_key_url":
-            if not isinstance(value, str) or (value and not re.match(r"^https?://\S+$", value)):
-                errors.append("%s must be empty or an http(s) URL" % where)
-        else:
-            value = _BOOLS.get(value.lower() if isinstance(value, str) else value) if isinstance(value, (bool, str)) else None
-            if value is None:
-                errors.append("%s must be true or false" % where)
-        out[key] = value
+    for key in WORKER_DEFAULTS:
+        value = raw.get(key, base.get(key, WORKER_DEFAULTS[key]))
+        check, rule = _WORKER_CHECKS[key]
+        out[key] = check(value)
+        if out[key] is _BAD:
+            errors.append("%s.%s=%r %s" % (label, key, value, rule))
     return (None, errors) if errors else (out, [])
 
 

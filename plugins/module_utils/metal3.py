@@ -51,7 +51,6 @@ ROOT_DEVICE_HINTS = {
 }
 # Provisioning states (BareMetalHost status.provisioning.state).
 STATE_PROVISIONED = "provisioned"
-STATES_RELEASED = ("available", "ready", "deprovisioning", "powering off before delete", "deleting")
 
 _MAC_RE = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")

@@ -52,10 +52,6 @@ def is_available(state):
     return base in ("IDLE", "MIXED", "ALLOCATED", "COMPLETING") and not blocked.intersection(flags)
 
 
-def is_dynamic(state):
-    return any(flag.startswith("DYNAMIC") for flag in state_flags(state)[1])
-
-
 def run(module, binary, args):
     """Run a Slurm command whose path is the module option `binary` (scontrol, squeue);
     fail the module with the command and its error when it fails. Returns stdout."""

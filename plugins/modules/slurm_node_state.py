@@ -152,10 +152,6 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.slime.hybrid.plugins.module_utils import node_state, scontrol
 
 
-def read_nodes(module):
-    return scontrol.show_nodes(module)
-
-
 def read_jobs(module, names):
     return node_state.parse_jobs(scontrol.run(module, "squeue", ["-h", "-w", ",".join(names), "-o", "%i|%T|%N"]))
 
@@ -203,7 +199,7 @@ def main():
     names = params["names"]
     if params["state"] == "available":
         wait_available(module, names, dict(changed=False, drained=[], resumed=[], deleted=[], missing=[], waited=0.0, jobs=[]))
-    current = read_nodes(module)
+    current = scontrol.show_nodes(module)
     planned = node_state.plan(current, names, params["state"], params["reason"] if params["only_reason"] else None)
     changed = bool(planned["drain"] or planned["resume"] or planned["delete"])
     result = dict(changed=changed, drained=planned["drain"], resumed=planned["resume"], deleted=planned["delete"],
@@ -220,7 +216,7 @@ def main():
         scontrol.run(module, "scontrol", node_state.drain_command(planned["drain"], params["reason"]))
 
     if params["state"] != "resumed" and (params["wait"] or planned["delete"]):
-        busy = node_state.busy_nodes(current, planned["present"]) or node_state.busy_nodes(read_nodes(module), planned["present"])
+        busy = node_state.busy_nodes(current, planned["present"]) or node_state.busy_nodes(scontrol.show_nodes(module), planned["present"])
         if busy:
             result["jobs"] = read_jobs(module, busy)
         started = time.time()
@@ -229,12 +225,12 @@ def main():
                 result["waited"] = round(time.time() - started, 1)
                 module.fail_json(msg=node_state.timeout_message(busy, read_jobs(module, busy), params["timeout"]), **result)
             time.sleep(max(1, params["poll"]))
-            busy = node_state.busy_nodes(read_nodes(module), planned["present"])
+            busy = node_state.busy_nodes(scontrol.show_nodes(module), planned["present"])
         result["waited"] = round(time.time() - started, 1)
 
     if planned["delete"]:
         scontrol.run(module, "scontrol", node_state.delete_command(planned["delete"]))
-        left = [name for name in planned["delete"] if name in read_nodes(module)]
+        left = [name for name in planned["delete"] if name in scontrol.show_nodes(module)]
         if left:
             module.fail_json(msg="slurmctld still lists %s after the delete" % ", ".join(left), **result)
     module.exit_json(**result)

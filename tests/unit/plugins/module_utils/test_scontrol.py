@@ -139,24 +139,9 @@ def test_is_available(state, available):
     assert scontrol.is_available(state) is available
 
 
-@pytest.mark.parametrize(
-    "state, dynamic",
-    [
-        ("IDLE+DYNAMIC_NORM", True),
-        ("DOWN*+DRAIN+DYNAMIC_NORM", True),
-        ("FUTURE+DYNAMIC_FUTURE", True),
-        ("IDLE", False),
-        ("IDLE+DRAIN", False),
-        ("", False),
-    ],
-)
-def test_is_dynamic(state, dynamic):
-    assert scontrol.is_dynamic(state) is dynamic
-
-
 def test_availability_of_the_fixture_nodes(nodes):
     # What roles/slurm_node/tasks/register.yml waits for: (stdout | scontrol_nodes)[name].State | slurm_node_available
     assert {name: scontrol.is_available(node["State"]) for name, node in nodes.items()} == {
         "bm-1": True, "pod-1": True, "bm-2": False, "bm-3": True,
     }
-    assert all(scontrol.is_dynamic(node["State"]) for node in nodes.values())
+    assert all("DYNAMIC_NORM" in scontrol.state_flags(node["State"])[1] for node in nodes.values())
