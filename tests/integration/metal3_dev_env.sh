@@ -232,6 +232,19 @@ else
   sed 's/^/    /' "$work/last.log" | grep -v -i password | tail -n 25; fail "d) metal3_dev_env_hosts is not what the working directory holds"
 fi
 
+# With metal3_dev_env_image_name set (the lab's IMAGE_NAME), the raw image is the one made of that
+# image (its extension, and a .xz/.bz2 before it, replaced by -raw.img), even beside another lab's.
+decoy="$lab/ironic/html/images/CENTOS_9_NODE_IMAGE_K8S_v1.37.0-raw.img"
+head -c 16 /dev/urandom >"$decoy"
+if play -e scenario=hosts -e metal3_dev_env_run=false -e metal3_dev_env_base_dir="$work/lab-d" \
+    -e metal3_dev_env_working_dir="$lab" -e expected_hosts_file="$work/expected_hosts.json" \
+    -e metal3_dev_env_image_name="$image.qcow2"; then
+  pass "d) metal3_dev_env_image_name=$image.qcow2 picks $image-raw.img beside another raw image"
+else
+  sed 's/^/    /' "$work/last.log" | grep -v -i password | tail -n 25; fail "d) the raw image of metal3_dev_env_image_name was not found"
+fi
+rm -f "$decoy"
+
 # ---------------------------------------------------------------------------------------------
 echo "== e) inventories/metal3-dev-env"
 inv=$here/inventories/metal3-dev-env/hosts.yml
