@@ -32,11 +32,9 @@ def _preflight_hosts(hosts):
 
 def _secrets(hosts, namespace, cluster_name, user_data):
     """The BMC credentials Secret and the userData Secret of every host (user_data: {name: text})."""
-    out = []
-    for host in hosts:
-        out.append(metal3.credentials_secret(host, namespace, cluster_name))
-        out.append(metal3.user_data_secret(host, namespace, cluster_name, user_data[host["name"]]))
-    return out
+    return [secret for host in hosts
+            for secret in (metal3.credentials_secret(host, namespace, cluster_name),
+                           metal3.user_data_secret(host, namespace, cluster_name, user_data[host["name"]]))]
 
 
 class FilterModule(object):

@@ -94,25 +94,21 @@ def parse_squeue(text):
     return jobs
 
 
-def _seconds_since(stamp, now):
-    """Seconds from a Slurm time stamp (local time, as scontrol prints it) to now (a datetime)."""
+def _at_least_ago(stamp, now, seconds):
+    """Whether a Slurm time stamp (local time, as scontrol prints it) is at least seconds before now (a
+    datetime); never for a stamp that is no time (None, "None", "Unknown")."""
     try:
         then = datetime.datetime.strptime(stamp, SLURM_TIME)
     except (TypeError, ValueError):
-        return None
-    return (now - then).total_seconds()
+        return False
+    return (now - then).total_seconds() >= seconds
 
 
 def _wants_feature(job_features, feature):
     """Whether a job's feature expression names the bare-metal feature (baremetal, [baremetal*2&pod*1], a|b...)."""
-    words = [w for w in _split_expression(job_features) if w]
-    return any(w.split("*")[0] == feature for w in words)
-
-
-def _split_expression(expression):
     for sep in "[]()&|,!":
-        expression = expression.replace(sep, " ")
-    return expression.split()
+        job_features = job_features.replace(sep, " ")
+    return any(word.split("*")[0] == feature for word in job_features.split())
 
 
 def _expanded(nodelist):
@@ -181,10 +177,7 @@ def decide(options, jobs, nodes, state, now):
     new_state = {"last_scale_out": state.get("last_scale_out"), "in_flight": dict(in_flight), "releasing": dict(releasing)}
     up = [host for host in pool if host in nodes]
     spare = [host for host in pool if host not in nodes and host not in in_flight]
-    busy = set()
-    for job in jobs:
-        if job["state"] in ("RUNNING", "COMPLETING") and job["nodelist"]:
-            busy.update(_expanded(job["nodelist"]))
+    busy = {name for job in jobs if job["state"] in ("RUNNING", "COMPLETING") for name in _expanded(job["nodelist"])}
     idle = [host for host in up if _idle(nodes[host]) and host not in busy and host not in releasing]
     wanted = demand(jobs, options["feature"])
     room = options["max_nodes"] - len(up) - len(in_flight)
@@ -192,8 +185,7 @@ def decide(options, jobs, nodes, state, now):
     short = max(wanted - len(idle) - len(in_flight), options["min_nodes"] - len(up) - len(in_flight), 0)
     if short and room > 0 and spare:
         hosts = spare[:min(short, room)]
-        for host in hosts:
-            new_state["in_flight"][host] = epoch
+        new_state["in_flight"].update(dict.fromkeys(hosts, epoch))
         new_state["last_scale_out"] = epoch
         return ({"action": "scale_out", "hosts": hosts,
                  "reason": "pending bare-metal jobs need %d nodes; %d idle, %d coming" % (wanted, len(idle), len(in_flight))
@@ -211,17 +203,10 @@ def decide(options, jobs, nodes, state, now):
     last = new_state["last_scale_out"]
     if last is not None and epoch - last < options["cooldown"]:
         return ({"action": "none", "hosts": [], "reason": "cooling down after a scale-out"}, new_state)
-    releasable = []
-    for host in idle:
-        idle_for = _seconds_since(nodes[host].get("LastBusyTime"), now)
-        if idle_for is not None and idle_for >= options["idle_time"]:
-            releasable.append(host)
-    keep = options["min_nodes"] - (len(up) - len(releasable))
-    if keep > 0:
-        releasable = releasable[:max(len(releasable) - keep, 0)]
+    releasable = [host for host in idle if _at_least_ago(nodes[host].get("LastBusyTime"), now, options["idle_time"])]
+    releasable = releasable[:max(len(up) - options["min_nodes"], 0)]  # keep min_nodes up
     if releasable:
-        for host in releasable:
-            new_state["releasing"][host] = epoch
+        new_state["releasing"].update(dict.fromkeys(releasable, epoch))
         return ({"action": "scale_in", "hosts": releasable,
                  "reason": "idle for %ds or more, no pending bare-metal job" % options["idle_time"]}, new_state)
     return ({"action": "none", "hosts": [], "reason": "nothing pending, nothing idle long enough"}, new_state)

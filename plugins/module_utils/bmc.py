@@ -14,11 +14,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import errno
+import inspect
 import logging
 import re
 import threading
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.slime.hybrid.plugins.module_utils import metal3
 from ansible_collections.slime.hybrid.plugins.module_utils import probe
@@ -26,22 +28,19 @@ from ansible_collections.slime.hybrid.plugins.module_utils import probe
 try:
     import sushy
     from sushy import exceptions as sushy_exc
-    HAS_SUSHY = True
     SUSHY_IMPORT_ERROR = None
 except ImportError:  # pragma: no cover - depends on the environment
-    sushy = None
-    sushy_exc = None
-    HAS_SUSHY = False
+    sushy = sushy_exc = None
     SUSHY_IMPORT_ERROR = traceback.format_exc()
+HAS_SUSHY = sushy is not None
 
 try:
     from pyghmi.ipmi import command as ipmi_command
-    HAS_PYGHMI = True
     PYGHMI_IMPORT_ERROR = None
 except ImportError:  # pragma: no cover - depends on the environment
     ipmi_command = None
-    HAS_PYGHMI = False
     PYGHMI_IMPORT_ERROR = traceback.format_exc()
+HAS_PYGHMI = ipmi_command is not None
 
 # sushy logs warnings (and Python's last-resort handler would print them to the module's
 # stderr); the preflight reports what matters itself.
@@ -62,9 +61,7 @@ def canonical_mac(value):
     '5254.00aa.bbcc', '525400aabbcc'); anything else is returned lower-cased and stripped so
     it can still be shown and compared verbatim.
     """
-    if value is None:
-        return None
-    text = str(value).strip().lower()
+    text = str("" if value is None else value).strip().lower()
     if not text:
         return None
     digits = re.sub(r"[:\-. ]", "", text)
@@ -115,8 +112,7 @@ def power_text(value):
     """sushy's PowerState (enum or string, any case) or pyghmi's 'on'/'off' -> 'on', 'off', ..."""
     if value is None:
         return None
-    value = getattr(value, "value", value)
-    return str(value).strip().lower() or None
+    return str(getattr(value, "value", value)).strip().lower() or None
 
 
 # --- error classification ---------------------------------------------------------------------
@@ -134,10 +130,6 @@ def _chain(exc):
     return out
 
 
-def _names(exc):
-    return set(cls.__name__ for cls in type(exc).__mro__)
-
-
 def classify_exception(exc, timeout=None):
     """A library exception -> (kind, reason) for a failure line.
 
@@ -146,19 +138,12 @@ def classify_exception(exc, timeout=None):
     chain = _chain(exc)
     text = " | ".join("%s" % e for e in chain)
     lowered = text.lower()
-    status = None
-    for e in chain:
-        code = getattr(e, "status_code", None)
-        if isinstance(code, int):
-            status = code
-            break
+    status = next((e.status_code for e in chain if isinstance(getattr(e, "status_code", None), int)), None)
     if status in (401, 403):
         return "credentials", "credentials rejected (HTTP %d)" % status
     if status == 404:
         return "not_found", "not found (HTTP 404)"
-    names = set()
-    for e in chain:
-        names |= _names(e)
+    names = set(cls.__name__ for e in chain for cls in type(e).__mro__)
     if "SSLError" in names or "SSLCertVerificationError" in names or "certificate verify failed" in lowered:
         if "certificate verify failed" in lowered or "SSLCertVerificationError" in names:
             detail = re.search(r"certificate verify failed: ([^()'\"|]+)", text)
@@ -172,10 +157,7 @@ def classify_exception(exc, timeout=None):
         return "timeout", "unreachable (no connection within %s s)" % _secs(timeout)
     if "ReadTimeout" in names or "read timed out" in lowered:
         return "timeout", "no answer within %s s" % _secs(timeout)
-    for e in chain:
-        if getattr(e, "errno", None) == errno.ECONNREFUSED:
-            return "unreachable", "unreachable (connection refused)"
-    if "connection refused" in lowered:
+    if any(getattr(e, "errno", None) == errno.ECONNREFUSED for e in chain) or "connection refused" in lowered:
         return "unreachable", "unreachable (connection refused)"
     if "ConnectionResetError" in names or "connection reset" in lowered or "connection aborted" in lowered \
             or "RemoteDisconnected" in names:
@@ -185,16 +167,12 @@ def classify_exception(exc, timeout=None):
     if "no route to host" in lowered or "network is unreachable" in lowered:
         return "unreachable", "unreachable (no route to host)"
     if "incorrect password" in lowered or "unauthorized name" in lowered or "invalid rakp" in lowered:
-        return "credentials", "credentials rejected (%s)" % _short(_ipmi_text(text))
+        return "credentials", "credentials rejected (%s)" % _short(text.split(" | ", 1)[0])
     if "timeout" in lowered or "timed out" in lowered or "session failed to initialize" in lowered:
         return "timeout", "no answer within %s s" % _secs(timeout)
     if isinstance(status, int):
         return "http", "HTTP %d from the BMC (%s)" % (status, _short(getattr(exc, "detail", None) or text))
     return "error", "%s: %s" % (type(exc).__name__, _short(text))
-
-
-def _ipmi_text(text):
-    return text.split(" | ")[0]
 
 
 def _short(text, limit=200):
@@ -203,20 +181,18 @@ def _short(text, limit=200):
 
 
 def _secs(timeout):
-    if timeout is None:
-        return "?"
-    return ("%g" % float(timeout))
+    return "?" if timeout is None else "%g" % float(timeout)
 
 
 # --- one host ---------------------------------------------------------------------------------
-def _result(host, parsed=None):
+def _result(host, parsed=None, message=""):
     return {
         "name": host.get("name") or host.get("address"),
         "address": host.get("address"),
         "protocol": parsed["protocol"] if parsed else None,
         "system_id": parsed.get("system_id") if parsed else None,
         "ok": False,
-        "message": "",
+        "message": message,
         "power_state": None,
         "macs": [],
         "boot_mac": canonical_mac(host.get("boot_mac")),
@@ -233,12 +209,8 @@ def _sushy_kwargs(timeout):
     """Keyword arguments for sushy.Sushy that this sushy version knows: one attempt, short timeouts."""
     want = {"read_timeout": timeout, "connect_timeout": timeout,
             "server_side_retries": 1, "server_side_retries_delay": 1}
-    try:
-        import inspect
-        params = inspect.signature(sushy.Sushy.__init__).parameters
-        return dict((k, v) for k, v in want.items() if k in params)
-    except (AttributeError, TypeError, ValueError):  # pragma: no cover - Python 2 or an odd sushy
-        return {}
+    params = inspect.signature(sushy.Sushy.__init__).parameters
+    return dict((k, v) for k, v in want.items() if k in params)
 
 
 def check_redfish(host, parsed, timeout, connect=None):
@@ -253,11 +225,10 @@ def check_redfish(host, parsed, timeout, connect=None):
         res["message"] = "%s:%s: unreachable (%s)" % (parsed["host"], port, why)
         return res
     system_id = parsed.get("system_id")
-    step = "root service"
+    client = None  # set once the root service answered: a 404 after that is the system's
     try:
         client = sushy.Sushy(parsed["endpoint"], username=host.get("username"), password=host.get("password"),
                              verify=not host.get("disable_certificate_verification", False), **_sushy_kwargs(timeout))
-        step = "system"
         if not system_id:
             members = client.get_system_collection().members_identities
             if len(members) != 1:
@@ -267,17 +238,13 @@ def check_redfish(host, parsed, timeout, connect=None):
             system_id = members[0]
         system = client.get_system(system_id)
         res["power_state"] = power_text(system.power_state)
-        step = "NICs"
         try:
             nics = system.ethernet_interfaces.get_members()
-        except Exception as exc:  # MissingAttributeError: the system has no EthernetInterfaces
-            if sushy_exc is not None and isinstance(exc, sushy_exc.MissingAttributeError):
-                nics = None
-            else:
-                raise
+        except sushy_exc.MissingAttributeError:  # the system has no EthernetInterfaces
+            nics = None
     except Exception as exc:  # sushy wraps requests' errors; classify whatever came out
         kind, reason = classify_exception(exc, timeout)
-        if kind == "not_found" and step in ("system", "NICs"):
+        if kind == "not_found" and client is not None:
             reason = "system %s not found (HTTP 404)" % (system_id or "?")
         if kind == "tls" and "verification failed" in reason and host.get("disable_certificate_verification"):
             # sushy < 4.6 sets verify=False on its requests session only, and requests lets
@@ -290,25 +257,26 @@ def check_redfish(host, parsed, timeout, connect=None):
         return res
     res["system_id"] = system_id
     if nics is None:
-        res["ok"] = True
-        res["message"] = "ok, power %s; boot MAC not checked (the system reports no EthernetInterfaces)" % res["power_state"]
-        return res
+        return _ok(res, "boot MAC not checked (the system reports no EthernetInterfaces)")
     res["macs"] = sorted(set(m for m in (canonical_mac(getattr(n, "mac_address", None)) for n in nics) if m))
     return _check_mac(res, "system %s" % system_id)
+
+
+def _ok(res, detail):
+    """res passed: 'ok, power <state>; <detail>'."""
+    res["ok"] = True
+    res["message"] = "ok, power %s; %s" % (res["power_state"], detail)
+    return res
 
 
 def _check_mac(res, where):
     boot_mac = res["boot_mac"]
     if not boot_mac:
-        res["ok"] = True
-        res["message"] = "ok, power %s; no boot MAC given (%s has %s)" % (res["power_state"], where, _macs(res["macs"]))
-        return res
+        return _ok(res, "no boot MAC given (%s has %s)" % (where, _macs(res["macs"])))
     res["boot_mac_checked"] = True
     if mac_present(boot_mac, res["macs"]):
-        res["ok"] = True
-        res["message"] = "ok, power %s; boot MAC %s on %s" % (res["power_state"], boot_mac, where)
-    else:
-        res["message"] = "boot MAC %s not on %s: has %s" % (boot_mac, where, _macs(res["macs"]))
+        return _ok(res, "boot MAC %s on %s" % (boot_mac, where))
+    res["message"] = "boot MAC %s not on %s: has %s" % (boot_mac, where, _macs(res["macs"]))
     return res
 
 
@@ -343,28 +311,23 @@ def check_ipmi(host, parsed, timeout, power=None):
         except Exception as exc:  # pyghmi raises IpmiException (and socket errors)
             box["error"] = exc
 
-    worker = threading.Thread(target=work, name="ipmi-%s" % parsed["host"])
-    worker.daemon = True
+    worker = threading.Thread(target=work, name="ipmi-%s" % parsed["host"], daemon=True)
     worker.start()
     worker.join(timeout)
     if worker.is_alive():
         res["message"] = "%s: unreachable (no IPMI session within %s s)" % (target, _secs(timeout))
         return res
-    if "error" in box:
-        kind, reason = classify_exception(box["error"], timeout)
-        if kind == "timeout":
+    raised = box.get("error")
+    answer = box.get("power") or {}
+    # pyghmi raised (a timeout there means no IPMI answer), or it answered {"error": ...}
+    if raised is not None or isinstance(answer, dict) and answer.get("error"):
+        kind, reason = classify_exception(Exception(answer["error"]) if raised is None else raised, timeout)
+        if kind == "timeout" and raised is not None:
             reason = "unreachable (no IPMI answer within %s s)" % _secs(timeout)
         res["message"] = "%s: %s" % (target, scrub(reason, [host.get("password")]))
         return res
-    answer = box.get("power") or {}
-    if isinstance(answer, dict) and answer.get("error"):
-        kind, reason = classify_exception(Exception(answer["error"]), timeout)
-        res["message"] = "%s: %s" % (target, scrub(reason, [host.get("password")]))
-        return res
     res["power_state"] = power_text(answer.get("powerstate") if isinstance(answer, dict) else answer)
-    res["ok"] = True
-    res["message"] = "ok, power %s; boot MAC %s" % (res["power_state"], IPMI_NO_NICS)
-    return res
+    return _ok(res, "boot MAC %s" % IPMI_NO_NICS)
 
 
 def missing_library(hosts):
@@ -387,42 +350,23 @@ def check_host(host, timeout=10.0):
     try:
         parsed = metal3.parse_bmc_address(host.get("address"))
     except ValueError as exc:
-        res = _result(host)
-        res["message"] = scrub(exc, [host.get("password")])
-        return res
+        return _result(host, message=scrub(exc, [host.get("password")]))
     if host.get("boot_mac") not in (None, ""):
         try:
             metal3.normalize_mac(canonical_mac(host["boot_mac"]))
         except ValueError as exc:
-            res = _result(host, parsed)
-            res["message"] = "boot_mac %s" % exc
-            return res
+            return _result(host, parsed, "boot_mac %s" % exc)
+    check = check_redfish if parsed["protocol"] == "redfish" else check_ipmi
     try:
-        if parsed["protocol"] == "redfish":
-            res = check_redfish(host, parsed, timeout)
-        else:
-            res = check_ipmi(host, parsed, timeout)
+        res = check(host, parsed, timeout)
     except Exception as exc:  # pragma: no cover - a bug or an unforeseen library error: still one line
-        res = _result(host, parsed)
-        res["message"] = "%s: %s" % (parsed["address"], scrub(classify_exception(exc, timeout)[1], [host.get("password")]))
+        reason = scrub(classify_exception(exc, timeout)[1], [host.get("password")])
+        res = _result(host, parsed, "%s: %s" % (parsed["address"], reason))
     res["seconds"] = round(time.time() - start, 3)
     return res
 
 
 def run_preflight(hosts, timeout=10.0, check=check_host, parallel=8):
     """Check every host (in parallel, order kept); list of per-host results."""
-    results = [None] * len(hosts)
-
-    def one(index):
-        results[index] = check(hosts[index], timeout)
-
-    pending = list(range(len(hosts)))
-    while pending:
-        batch, pending = pending[:max(1, parallel)], pending[max(1, parallel):]
-        threads = [threading.Thread(target=one, args=(i,)) for i in batch]
-        for t in threads:
-            t.daemon = True
-            t.start()
-        for t in threads:
-            t.join()
-    return results
+    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        return list(pool.map(lambda host: check(host, timeout), hosts))

@@ -14,13 +14,9 @@ __metaclass__ = type
 
 import base64
 import re
+from urllib.parse import urlsplit
 
 from ansible_collections.slime.hybrid.plugins.module_utils.cluster_model import feature_errors, worker_settings
-
-try:
-    from urllib.parse import urlsplit
-except ImportError:  # pragma: no cover - Python 2 is not supported by the collection
-    from urlparse import urlsplit  # type: ignore
 
 # Every BMC address scheme Metal3's baremetal-operator v0.13.2 registers (pkg/hardwareutils/bmc:
 # ipmi.go, redfish.go, redfish_virtualmedia.go, redfish_https.go, idrac_virtualmedia.go;
@@ -40,7 +36,6 @@ DRIVERS = {
     "idrac-virtualmedia": ("idrac", "idrac-redfish-virtual-media", "idrac-redfish", "redfish"),
 }
 AUTOMATED_CLEANING_MODES = ("metadata", "disabled")
-INSPECT_ANNOTATION = "inspect.metal3.io"
 BOOT_MODES = ("UEFI", "UEFISecureBoot", "legacy")
 CHECKSUM_TYPES = ("auto", "md5", "sha256", "sha512")
 IMAGE_FORMATS = ("raw", "qcow2", "vdi", "vmdk", "live-iso")
@@ -49,8 +44,6 @@ ROOT_DEVICE_HINTS = {
     "minSizeGigabytes": int, "wwn": str, "wwnWithExtension": str, "wwnVendorExtension": str,
     "rotational": bool,
 }
-# Provisioning states (BareMetalHost status.provisioning.state).
-STATE_PROVISIONED = "provisioned"
 
 _MAC_RE = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -135,12 +128,24 @@ def checksum_error(image):
     return None
 
 
+def _one_of(errors, label, field, value, allowed):
+    """Reports value unless it is one of allowed."""
+    if value not in allowed:
+        errors.append("%s: %s=%r is not one of %s" % (label, field, value, ", ".join(allowed)))
+
+
+def _unique(errors, seen, label, what, value):
+    """Reports value when an earlier host already uses it (seen: value -> that host's label)."""
+    if value in seen:
+        errors.append("%s: %s %s is also used by %s" % (label, what, value, seen[value]))
+    seen.setdefault(value, label)
+
+
 def normalize_hosts(hosts):
     """Validate the host list; returns (normalized hosts, errors). Every problem is reported."""
-    errors = []
     if not isinstance(hosts, list):
         return [], ["metal3_hosts_list=%r must be a list of hosts" % (hosts,)]
-    out, seen_names, seen_macs, seen_bmcs = [], {}, {}, {}
+    out, errors, seen_names, seen_macs, seen_bmcs = [], [], {}, {}, {}
     for index, host in enumerate(hosts):
         label = "metal3_hosts_list[%d]" % index
         if not isinstance(host, dict):
@@ -151,10 +156,10 @@ def normalize_hosts(hosts):
             errors.append("%s.name=%r is not a valid host name (lowercase letters, digits and '-', at most 63; "
                           "it names the BareMetalHost and the Slurm node)" % (label, name))
         else:
-            label = "host %s" % name
             if name in seen_names:
-                errors.append("host name %r is used twice (%s and metal3_hosts_list[%d])" % (name, seen_names[name], index))
-            seen_names.setdefault(name, "metal3_hosts_list[%d]" % index)
+                errors.append("host name %r is used twice (%s and %s)" % (name, seen_names[name], label))
+            seen_names.setdefault(name, label)
+            label = "host %s" % name
         norm = {"name": name, "online": bool(host.get("online", True))}
 
         bmc = host.get("bmc")
@@ -170,35 +175,27 @@ def normalize_hosts(hosts):
             if not bmc.get(field):
                 errors.append("%s: bmc.%s is required" % (label, field))
         if parsed:
-            where = parsed["address"]
-            if where in seen_bmcs:
-                errors.append("%s: BMC address %s is also used by %s" % (label, where, seen_bmcs[where]))
-            seen_bmcs.setdefault(where, label)
+            _unique(errors, seen_bmcs, label, "BMC address", parsed["address"])
         norm["bmc"] = dict(parsed or {}, username=str(bmc.get("username") or ""), password=str(bmc.get("password") or ""),
                            disable_certificate_verification=bool(bmc.get("disable_certificate_verification", False)))
 
         mac = host.get("boot_mac")
+        norm["boot_mac"] = None
         if mac in (None, ""):
             if parsed and parsed["protocol"] == "ipmi":
                 errors.append("%s: boot_mac is required with an IPMI BMC (it cannot report the host's NICs)" % label)
-            norm["boot_mac"] = None
         else:
             try:
                 norm["boot_mac"] = normalize_mac(mac)
             except ValueError as exc:
                 errors.append("%s: boot_mac %s" % (label, exc))
-                norm["boot_mac"] = None
             else:
-                if norm["boot_mac"] in seen_macs:
-                    errors.append("%s: boot_mac %s is also used by %s" % (label, norm["boot_mac"], seen_macs[norm["boot_mac"]]))
-                seen_macs.setdefault(norm["boot_mac"], label)
+                _unique(errors, seen_macs, label, "boot_mac", norm["boot_mac"])
 
-        mode = host.get("boot_mode", "UEFI")
-        if mode not in BOOT_MODES:
-            errors.append("%s: boot_mode=%r is not one of %s" % (label, mode, ", ".join(BOOT_MODES)))
-        elif mode == "UEFISecureBoot" and parsed and parsed["protocol"] == "ipmi":
+        norm["boot_mode"] = host.get("boot_mode", "UEFI")
+        _one_of(errors, label, "boot_mode", norm["boot_mode"], BOOT_MODES)
+        if norm["boot_mode"] == "UEFISecureBoot" and parsed and parsed["protocol"] == "ipmi":
             errors.append("%s: boot_mode=UEFISecureBoot needs a Redfish BMC; IPMI cannot set secure boot" % label)
-        norm["boot_mode"] = mode
 
         # Inspection boots the deploy ramdisk to read the hardware; automated cleaning wipes the
         # disks' metadata before and after each use (Metal3's defaults: on, metadata).
@@ -206,9 +203,7 @@ def normalize_hosts(hosts):
         if not isinstance(norm["inspect"], bool):
             errors.append("%s: inspect=%r must be true or false" % (label, norm["inspect"]))
         norm["automated_cleaning_mode"] = host.get("automated_cleaning_mode", "metadata")
-        if norm["automated_cleaning_mode"] not in AUTOMATED_CLEANING_MODES:
-            errors.append("%s: automated_cleaning_mode=%r is not one of %s"
-                          % (label, norm["automated_cleaning_mode"], ", ".join(AUTOMATED_CLEANING_MODES)))
+        _one_of(errors, label, "automated_cleaning_mode", norm["automated_cleaning_mode"], AUTOMATED_CLEANING_MODES)
 
         image = host.get("image")
         if not isinstance(image, dict) or not image.get("url"):
@@ -218,9 +213,8 @@ def normalize_hosts(hosts):
                  "checksum_type": image.get("checksum_type") or "auto", "format": image.get("format") or "qcow2"}
         if image["url"] and not image["url"].startswith(("http://", "https://")):
             errors.append("%s: image.url=%r must be an http(s) URL Ironic can download" % (label, image["url"]))
-        if image["format"] not in IMAGE_FORMATS:
-            errors.append("%s: image.format=%r is not one of %s" % (label, image["format"], ", ".join(IMAGE_FORMATS)))
-        elif image["url"]:
+        _one_of(errors, label, "image.format", image["format"], IMAGE_FORMATS)
+        if image["url"] and image["format"] in IMAGE_FORMATS:
             problem = checksum_error(image)
             if problem:
                 errors.append("%s: image %s %s" % (label, image["url"], problem))
@@ -269,22 +263,24 @@ def labels(cluster_name):
     return {"app.kubernetes.io/managed-by": "slime.hybrid", "slime.hybrid/cluster": cluster_name}
 
 
-def credentials_secret(host, namespace, cluster_name):
-    """The BMC credentials Secret (baremetal-operator reads keys username and password)."""
+def _secret(name, namespace, cluster_name, **data):
+    """An Opaque Secret of this cluster holding data (key: text), base64-encoded."""
     return {
         "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-        "metadata": {"name": credentials_secret_name(host), "namespace": namespace, "labels": labels(cluster_name)},
-        "data": {"username": _b64(host["bmc"]["username"]), "password": _b64(host["bmc"]["password"])},
+        "metadata": {"name": name, "namespace": namespace, "labels": labels(cluster_name)},
+        "data": dict((key, _b64(text)) for key, text in data.items()),
     }
+
+
+def credentials_secret(host, namespace, cluster_name):
+    """The BMC credentials Secret (baremetal-operator reads keys username and password)."""
+    return _secret(credentials_secret_name(host), namespace, cluster_name,
+                   username=host["bmc"]["username"], password=host["bmc"]["password"])
 
 
 def user_data_secret(host, namespace, cluster_name, user_data):
     """The cloud-init Secret the BareMetalHost's spec.userData points at (key userData)."""
-    return {
-        "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-        "metadata": {"name": user_data_secret_name(host), "namespace": namespace, "labels": labels(cluster_name)},
-        "data": {"userData": _b64(user_data)},
-    }
+    return _secret(user_data_secret_name(host), namespace, cluster_name, userData=user_data)
 
 
 def bare_metal_host(host, namespace, cluster_name, provision=True):
@@ -310,13 +306,12 @@ def bare_metal_host(host, namespace, cluster_name, provision=True):
         spec["userData"] = {"name": user_data_secret_name(host), "namespace": namespace}
     else:
         # null removes the fields in the merge patch: the operator deprovisions the host.
-        spec["image"] = None
-        spec["userData"] = None
+        spec["image"] = spec["userData"] = None
     metadata = {"name": host["name"], "namespace": namespace, "labels": labels(cluster_name)}
     if not host["inspect"]:
         # baremetal-operator skips inspection for this annotation (apis/metal3.io/v1alpha1
         # baremetalhost_types.go, InspectAnnotationPrefix; value "disabled").
-        metadata["annotations"] = {INSPECT_ANNOTATION: "disabled"}
+        metadata["annotations"] = {"inspect.metal3.io": "disabled"}
     return {"apiVersion": "metal3.io/v1alpha1", "kind": "BareMetalHost", "metadata": metadata, "spec": spec}
 
 
@@ -333,8 +328,7 @@ def ironic_node(host):
     else:
         info = {"ipmi_address": bmc["host"], "ipmi_port": str(bmc["port"]), "ipmi_username": bmc["username"],
                 "ipmi_password": bmc["password"], "ipmi_priv_level": "ADMINISTRATOR"}
-    boot_mode = "bios" if host["boot_mode"] == "legacy" else "uefi"
-    capabilities = "boot_mode:%s" % boot_mode
+    capabilities = "boot_mode:%s" % ("bios" if host["boot_mode"] == "legacy" else "uefi")
     if host["boot_mode"] == "UEFISecureBoot":
         capabilities += ",secure_boot:true"
     node = {"name": host["name"], "driver": bmc["driver"], "driver_info": info,
@@ -351,8 +345,7 @@ def stale_user_data(hosts, bare_metal_hosts, secrets, user_data):
     """Names of hosts already provisioned whose stored userData differs from the new one.
 
     bare_metal_hosts, secrets: the objects read from the cluster; user_data: {name: new text}."""
-    provisioned = set(obj["metadata"]["name"] for obj in bare_metal_hosts or []
-                      if ((obj.get("status") or {}).get("provisioning") or {}).get("state") == STATE_PROVISIONED)
+    provisioned = set(obj["metadata"]["name"] for obj in bare_metal_hosts or [] if _state(obj) == "provisioned")
     stored = dict((obj["metadata"]["name"], (obj.get("data") or {}).get("userData", "")) for obj in secrets or [])
     stale = []
     for host in hosts:
@@ -377,12 +370,9 @@ def host_progress(objects, names, wanted):
     out = {"done": [], "failed": [], "waiting": []}
     for name in names:
         obj = by_name.get(name)
-        if obj is not None and _state(obj) in wanted and not host_failed(obj):
-            out["done"].append(name)
-        elif obj is not None and host_failed(obj):
-            out["failed"].append(name)
-        else:
-            out["waiting"].append(name)
+        done = obj is not None and _state(obj) in wanted
+        # host_failed(None) is False: a host with no BareMetalHost yet is waiting.
+        out["failed" if host_failed(obj) else "done" if done else "waiting"].append(name)
     return out
 
 

@@ -46,12 +46,16 @@ def _whole(value):
 
 
 def _network(errors, label, value, version, need_hosts):
+    """value as an IP network of the version given (None: its own, IPv4 when it does not parse)
+    with need_hosts host addresses, else None and the error appended."""
     try:
         net = ipaddress.ip_network(str(value).strip(), strict=False)
     except ValueError:
+        version = version or 4
         errors.append("%s=%r is not an IPv%d network in CIDR notation (e.g. %s)"
                       % (label, value, version, "192.168.111.0/24" if version == 4 else "fd55::/64"))
         return None
+    version = version or net.version
     if net.version != version:
         errors.append("%s=%r is an IPv%d network; an IPv%d network is needed" % (label, value, net.version, version))
         return None
@@ -71,29 +75,19 @@ def networks(settings):
     external_v6_host, provisioning_v6, provisioner_url_host}. lib/network.sh takes the 249th host of the
     external subnet (CLUSTER_APIENDPOINT_IP) and the 200th of the provisioning network (IPAM pool end)."""
     errors, out, found = [], {}, {}
-    stack = settings.get("ip_stack")
-    if stack in ("v4", "v4v6"):
-        found["metal3_dev_env_external_subnet_v4"] = _network(
-            errors, "metal3_dev_env_external_subnet_v4", settings.get("external_subnet_v4"), 4, 249)
-    if stack in ("v6", "v4v6"):
-        found["metal3_dev_env_external_subnet_v6"] = _network(
-            errors, "metal3_dev_env_external_subnet_v6", settings.get("external_subnet_v6"), 6, 249)
-    prov_value = str(settings.get("provisioning_network")).strip()
-    try:
-        prov_version = ipaddress.ip_network(prov_value, strict=False).version
-    except ValueError:
-        prov_version = 4
-    prov = _network(errors, "metal3_dev_env_provisioning_network", prov_value, prov_version, 200)
+    for version, stacks in ((4, ("v4", "v4v6")), (6, ("v6", "v4v6"))):
+        if settings.get("ip_stack") in stacks:
+            label = "metal3_dev_env_external_subnet_v%d" % version
+            found[label] = net = _network(errors, label, settings.get("external_subnet_v%d" % version), version, 249)
+            if net is not None:  # its first host address (next(net.hosts()) too: _network allows no /31 or /32)
+                out["external_v%d_host" % version] = str(net.network_address + 1)
+                if version == 4:
+                    out["external_v4_prefix"] = net.prefixlen
+    prov_value = str(settings.get("provisioning_network")).strip()  # stripped, as the messages show it
+    prov = _network(errors, "metal3_dev_env_provisioning_network", prov_value, None, 200)  # either version
     for label, other in sorted(found.items()):
         if prov is not None and other is not None and prov.overlaps(other):
             errors.append("metal3_dev_env_provisioning_network=%s overlaps %s=%s" % (prov, label, other))
-    v4 = found.get("metal3_dev_env_external_subnet_v4")
-    if v4 is not None:
-        out["external_v4_host"] = str(next(v4.hosts()))
-        out["external_v4_prefix"] = v4.prefixlen
-    v6 = found.get("metal3_dev_env_external_subnet_v6")
-    if v6 is not None:
-        out["external_v6_host"] = str(v6.network_address + 1)
     if prov is not None:
         first = prov.network_address + 1
         out["provisioning_v6"] = prov.version == 6
@@ -102,27 +96,16 @@ def networks(settings):
     return out
 
 
-def runtime(settings, distribution):
-    """CONTAINER_RUNTIME as lib/common.sh resolves auto: docker on Ubuntu, podman elsewhere."""
-    wanted = settings.get("container_runtime")
-    if wanted != "auto":
-        return wanted
-    return "docker" if str(distribution or "").lower() == "ubuntu" else "podman"
-
-
 def choices(settings, distribution):
     """The auto choices as lib/common.sh makes them: CONTAINER_RUNTIME docker on Ubuntu, podman elsewhere;
     EPHEMERAL_CLUSTER kind with docker, minikube otherwise."""
-    chosen = runtime(settings, distribution)
+    chosen = settings.get("container_runtime")
+    if chosen == "auto":
+        chosen = "docker" if str(distribution or "").lower() == "ubuntu" else "podman"
     ephemeral = settings.get("ephemeral_cluster")
     if ephemeral == "auto":
         ephemeral = "kind" if chosen == "docker" else "minikube"
     return {"container_runtime": chosen, "ephemeral_cluster": ephemeral}
-
-
-def _one_of(errors, settings, name, allowed):
-    if settings.get(name) not in allowed:
-        errors.append("metal3_dev_env_%s=%s is not one of %s" % (name, settings.get(name), ", ".join(allowed)))
 
 
 def input_errors(settings, distribution=""):
@@ -133,23 +116,21 @@ def input_errors(settings, distribution=""):
     if not (_whole(nodes) and 1 <= int(nodes) <= MAX_NODES):
         errors.append("metal3_dev_env_num_nodes=%s is not a whole number from 1 to %d (NUM_NODES; vm-setup generates MAC "
                       "addresses for at most %d nodes)" % (nodes, MAX_NODES, MAX_NODES))
-    if not _whole(cp):
-        errors.append("metal3_dev_env_control_plane_machine_count=%s is not a whole number" % cp)
-    if not _whole(workers):
-        errors.append("metal3_dev_env_worker_machine_count=%s is not a whole number" % workers)
+    for name in ("control_plane_machine_count", "worker_machine_count"):
+        if not _whole(settings.get(name)):
+            errors.append("metal3_dev_env_%s=%s is not a whole number" % (name, settings.get(name)))
     if _whole(nodes) and _whole(cp) and _whole(workers) and 1 <= int(nodes) < int(cp) + int(workers):
         errors.append("metal3_dev_env_num_nodes=%s is less than metal3_dev_env_control_plane_machine_count (%s) + "
                       "metal3_dev_env_worker_machine_count (%s); lib/common.sh refuses that" % (nodes, cp, workers))
     memory = settings.get("node_memory_mb")
     if not (_whole(memory) and int(memory) >= 1024):
         errors.append("metal3_dev_env_node_memory_mb=%s is not a whole number of MB of at least 1024" % memory)
-    _one_of(errors, settings, "bmc_driver", BMC_DRIVERS)
-    _one_of(errors, settings, "image_os", IMAGE_OSES)
-    _one_of(errors, settings, "boot_mode", BOOT_MODES)
-    _one_of(errors, settings, "container_runtime", CONTAINER_RUNTIMES)
-    _one_of(errors, settings, "ephemeral_cluster", EPHEMERAL_CLUSTERS)
-    _one_of(errors, settings, "ip_stack", IP_STACKS)
-    chosen_runtime = runtime(settings, distribution)
+    for name, allowed in (("bmc_driver", BMC_DRIVERS), ("image_os", IMAGE_OSES), ("boot_mode", BOOT_MODES),
+                          ("container_runtime", CONTAINER_RUNTIMES), ("ephemeral_cluster", EPHEMERAL_CLUSTERS),
+                          ("ip_stack", IP_STACKS)):
+        if settings.get(name) not in allowed:
+            errors.append("metal3_dev_env_%s=%s is not one of %s" % (name, settings.get(name), ", ".join(allowed)))
+    chosen_runtime = choices(settings, distribution)["container_runtime"]
     if settings.get("ephemeral_cluster") in ("kind", "tilt") and chosen_runtime != "docker":
         errors.append("metal3_dev_env_ephemeral_cluster=%s needs container runtime docker, but it is %s (lib/common.sh "
                       "runs minikube with any other runtime)" % (settings.get("ephemeral_cluster"), chosen_runtime))
@@ -193,19 +174,6 @@ def key_values(text):
     return out
 
 
-def need_memory_mb(settings):
-    """README: VMs of TARGET_NODE_MEMORY each, and 4096 MB for the management cluster (minikube)."""
-    if int(settings.get("min_memory_mb") or 0) > 0:
-        return int(settings["min_memory_mb"])
-    return int(settings["num_nodes"]) * int(settings["node_memory_mb"]) + 4096
-
-
-def need_disk_gb(settings):
-    if int(settings.get("min_disk_gb") or 0) > 0:
-        return int(settings["min_disk_gb"])
-    return 20 + 10 * int(settings["num_nodes"])
-
-
 def missing(settings, os_release, probe, facts):
     """The prerequisites of metal3-dev-env the host lacks, one phrase each.
 
@@ -217,7 +185,7 @@ def missing(settings, os_release, probe, facts):
     distro = os_id + osr.get("VERSION_ID", "").split(".")[0]
     supported = list(settings.get("supported_distros") or [])
     os_ok = distro in supported
-    chosen = runtime(settings, facts.get("distribution"))
+    chosen = choices(settings, facts.get("distribution"))["container_runtime"]
     have = dict((name, bool(found.get("cmd_" + name))) for name in
                 ("git", "make", "sudo", "virsh", "libvirtd", "virtqemud", "docker", "podman"))
     root = int(facts.get("user_uid", -1)) == 0
@@ -254,11 +222,15 @@ def missing(settings, os_release, probe, facts):
     cpus = facts.get("processor_vcpus")
     if int(cpus or 0) < int(settings["min_cpus"]):
         out.append("CPUs: %s, at least %s needed" % (cpus if cpus is not None else "unknown", settings["min_cpus"]))
-    memory, need = facts.get("memtotal_mb"), need_memory_mb(settings)
+    memory, need = facts.get("memtotal_mb"), int(settings.get("min_memory_mb") or 0)
+    if need <= 0:  # README: VMs of TARGET_NODE_MEMORY each, and 4096 MB for the management cluster (minikube)
+        need = int(settings["num_nodes"]) * int(settings["node_memory_mb"]) + 4096
     if int(memory or 0) < need:
         out.append("memory: %s MB, at least %d MB needed for %s node(s) of %s MB and the management cluster"
                    % (memory if memory is not None else "unknown", need, settings["num_nodes"], settings["node_memory_mb"]))
-    disk_gb, need_gb = round(int(found.get("disk_kb") or 0) / 1048576.0, 1), need_disk_gb(settings)
+    disk_gb, need_gb = round(int(found.get("disk_kb") or 0) / 1048576.0, 1), int(settings.get("min_disk_gb") or 0)
+    if need_gb <= 0:
+        need_gb = 20 + 10 * int(settings["num_nodes"])
     if disk_gb < need_gb:
         out.append("disk: %s GB free at %s, at least %d GB needed for the images and %s node disk(s)"
                    % (disk_gb, found.get("disk_path", "?"), need_gb, settings["num_nodes"]))

@@ -62,9 +62,8 @@ def node_port(services, port=6817, name=None):
         if spec.get("type") not in ("NodePort", "LoadBalancer"):
             continue
         for entry in spec.get("ports") or []:
-            if entry.get("port") == port or entry.get("targetPort") == port:
-                if entry.get("nodePort"):
-                    return service["metadata"]["name"], entry["nodePort"], spec.get("externalTrafficPolicy", "Cluster")
+            if entry.get("nodePort") and (entry.get("port") == port or entry.get("targetPort") == port):
+                return service["metadata"]["name"], entry["nodePort"], spec.get("externalTrafficPolicy", "Cluster")
     raise SlinkyInfoError("no NodePort Service%s exposes port %d" % ((" named %s" % name) if name else "", port))
 
 
@@ -166,6 +165,12 @@ def _host_ports(ports):
     return [{"containerPort": port, "hostPort": port, "protocol": "TCP"} for port in ports]
 
 
+def _pod_set(options, pod_spec):
+    """A NodeSet's or LoginSet's values: the user's options, enabled unless they say otherwise,
+    their podSpec completed by pod_spec."""
+    return dict(options, enabled=options.get("enabled", True), podSpec=dict(options.get("podSpec") or {}, **pod_spec))
+
+
 def loginset_errors(model, loginsets):
     """LoginSets need srun's range reachable from bare metal at the login pod's address.
 
@@ -235,18 +240,14 @@ def chart_values(model, nodesets=None, loginsets=None, service_accounts=None):
     for name in sorted(nodesets or {}):
         options = dict(nodesets[name] or {})
         host_network = options.pop("host_network", mode == "hostnetwork")
-        nodeset = dict(options, enabled=options.get("enabled", True))
         pod_spec = {"serviceAccountName": sas["worker"]}
         if host_network:
             pod_spec.update(hostNetwork=True, dnsPolicy="ClusterFirstWithHostNet")
         elif mode != "routed":  # routed: pod IPs are reachable as they are
-            nodeset["slurmd"] = {"ports": _host_ports([model["slurmd_port"]] + srun_ports)}
-        nodeset["podSpec"] = dict(options.get("podSpec") or {}, **pod_spec)
-        values["nodesets"][name] = nodeset
+            options["slurmd"] = {"ports": _host_ports([model["slurmd_port"]] + srun_ports)}
+        values["nodesets"][name] = _pod_set(options, pod_spec)
     for name in sorted(loginsets or {}):
-        options = dict(loginsets[name] or {})
-        values["loginsets"][name] = dict(options, enabled=options.get("enabled", True),
-                                         podSpec=dict(options.get("podSpec") or {}, serviceAccountName=sas["login"]))
+        values["loginsets"][name] = _pod_set(loginsets[name] or {}, {"serviceAccountName": sas["login"]})
     return values
 
 
@@ -258,17 +259,11 @@ def service_drift(service, values):
     shouldUpdate=false), so a changed nodePort, type or traffic policy reaches it only when the
     Service is made again. values: the `controller` values of chart_values()."""
     want = (values or {}).get("service") or {}
-    want_spec = want.get("spec") or {}
-    spec = (service or {}).get("spec") or {}
-    drift = []
-    want_type = want_spec.get("type", "ClusterIP")
-    if spec.get("type", "ClusterIP") != want_type:
-        drift.append("type %s, wants %s" % (spec.get("type", "ClusterIP"), want_type))
-    if "externalTrafficPolicy" in want_spec and spec.get("externalTrafficPolicy") != want_spec["externalTrafficPolicy"]:
-        drift.append("externalTrafficPolicy %s, wants %s" % (spec.get("externalTrafficPolicy"), want_spec["externalTrafficPolicy"]))
-    ports = spec.get("ports") or [{}]
-    if "port" in want and ports[0].get("port") != want["port"]:
-        drift.append("port %s, wants %s" % (ports[0].get("port"), want["port"]))
-    if "nodePort" in want and ports[0].get("nodePort") != want["nodePort"]:
-        drift.append("nodePort %s, wants %s" % (ports[0].get("nodePort"), want["nodePort"]))
-    return drift
+    want_spec = dict({"type": "ClusterIP"}, **(want.get("spec") or {}))
+    spec = dict({"type": "ClusterIP"}, **((service or {}).get("spec") or {}))  # Kubernetes' default type
+    port = (spec.get("ports") or [{}])[0]
+    # Compared only where the values name them (the type always).
+    return ["%s %s, wants %s" % (key, live.get(key), wanted[key])
+            for key, live, wanted in (("type", spec, want_spec), ("externalTrafficPolicy", spec, want_spec),
+                                      ("port", port, want), ("nodePort", port, want))
+            if key in wanted and live.get(key) != wanted[key]]

@@ -360,7 +360,8 @@ def _node_drift(node_name, features, record):
 def drift(plan, observed, node_name, features, key_sha256):
     """{part: [reasons]} for every part of the plan the host does not match; {} when it is converged.
     Parts: dpkg, user, apt_source, packages, directories, key, firewall, hosts, routes, dropin,
-    service, node (slurmctld's record: registered, available, with the wanted features). Each
+    service, restart (slurmd runs an older key, drop-in or unit than the disk holds: a restart a
+    killed run never made), node (slurmctld's record: registered, available, with the wanted features). Each
     says what the role's tasks for that part would find to change, as their modules decide it."""
     dpkg = observed["dpkg"]
     out = {}
@@ -402,10 +403,9 @@ def drift(plan, observed, node_name, features, key_sha256):
     out["dropin"] = _file_drift(observed, dropin["path"], "root", "root", dropin["mode"], dropin["content"])
     unit = observed["units"].get(SLURMD, {})
     out["service"] = _unit_drift(observed, SLURMD)
-    if unit.get("NeedDaemonReload") == "yes":
-        out["service"].append("systemd has not loaded slurmd's unit as it is on disk")
+    out["restart"] = ["systemd has not loaded slurmd's unit as it is on disk"] if unit.get("NeedDaemonReload") == "yes" else []
     newest = max([observed["files"][path].get("mtime", 0) for path in (key["path"], dropin["path"])])
     if unit.get("started") is not None and newest > unit["started"]:
-        out["service"].append("slurmd started before its key or drop-in last changed")
+        out["restart"].append("slurmd started before its key or drop-in last changed")
     out["node"] = _node_drift(node_name, features, observed["node"])
     return dict((part, reasons) for part, reasons in out.items() if reasons)

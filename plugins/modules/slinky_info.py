@@ -152,8 +152,7 @@ def main():
             secret = svc.find("Secret", "v1", name=params["key_secret"], namespace=params["namespace"])
             if not secret["resources"]:
                 module.fail_json(msg="Secret %s/%s not found" % (params["namespace"], params["key_secret"]))
-            value = slinky.secret_value(secret["resources"][0], params["key_name"])
-            result["slurm_key_b64"] = value
+            result["slurm_key_b64"] = slinky.secret_value(secret["resources"][0], params["key_name"])
     except CoreException as exc:
         module.fail_from_exception(exc)
     except slinky.SlinkyInfoError as exc:

@@ -192,10 +192,10 @@ def test_service_drift(plan):
     stopped = observed(plan, run={("systemctl",): (0, "ActiveState=inactive\nUnitFileState=disabled\nMainPID=0\n", "")})
     assert drift(plan, stopped)["service"] == ["slurmd is inactive/disabled"]
     reload = observed(plan, run={("systemctl",): (0, SYSTEMCTL.replace("NeedDaemonReload=no", "NeedDaemonReload=yes"), "")})
-    assert drift(plan, reload)["service"] == ["systemd has not loaded slurmd's unit as it is on disk"]
+    assert drift(plan, reload)["restart"] == ["systemd has not loaded slurmd's unit as it is on disk"]
     seen = observed(plan)
     seen["files"][worker.DROPIN]["mtime"] = seen["units"]["slurmd"]["started"] + 1
-    assert drift(plan, seen)["service"] == ["slurmd started before its key or drop-in last changed"]
+    assert drift(plan, seen)["restart"] == ["slurmd started before its key or drop-in last changed"]
     seen["files"][worker.DROPIN]["mtime"] = seen["units"]["slurmd"]["started"]
     assert drift(plan, seen) == {}
 
