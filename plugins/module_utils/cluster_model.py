@@ -59,7 +59,7 @@ WORKER_DEFAULTS = {
     "rules_file": "/etc/iptables/rules.v4",
 }
 
-_HOSTNAME_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
+HOSTNAME_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
 _FEATURE_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 _USER_RE = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
 _PACKAGE_RE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
@@ -123,11 +123,13 @@ _IPV4_ONLY = ("is IPv6; the bare-metal side (iptables DNAT, routes to pod CIDRs,
               "in this release: give the IPv4 address")
 
 
-def _check_ip(errors, label, value):
+def _check_ip(errors, label, value, parse=ipaddress.ip_address, what="an IP address"):
+    """The IPv4 address (or, with parse=ipaddress.ip_network, network) value names, as text; else None
+    and the problem in errors."""
     try:
-        address = ipaddress.ip_address(str(value).strip())
+        address = parse(str(value).strip())
     except ValueError:
-        errors.append("%s=%r is not an IP address" % (label, value))
+        errors.append("%s=%r is not %s" % (label, value, what))
         return None
     if address.version != 4:
         errors.append("%s=%r %s" % (label, value, _IPV4_ONLY))
@@ -145,6 +147,16 @@ def _check_port(errors, label, value, low=1, high=65535):
         errors.append("%s=%d is outside %d-%d" % (label, port, low, high))
         return None
     return port
+
+
+def _optional(errors, label, value, required, why, check, *args):
+    """check(errors, label, value, *args) for a value given; for one absent (None or ""), None and,
+    when required, the error "label is required (why)"."""
+    if value in (None, ""):
+        if required:
+            errors.append("%s is required (%s)" % (label, why))
+        return None
+    return check(errors, label, value, *args)
 
 
 def feature_errors(features, label="features"):
@@ -270,13 +282,11 @@ def normalize_intent(intent):
 
 
 def _model(intent, discovered):
-    if discovered in (None, {}):
-        return _build(intent)
-    if not isinstance(discovered, dict):
+    if discovered not in (None, {}) and not isinstance(discovered, dict):
         return None, ["the discovered facts must be a dict (slinky_info's cluster), got %s" % type(discovered).__name__]
-    if not isinstance(intent, dict):
-        return _build(intent)
-    return _build(_merge(intent, discovered))
+    if discovered and isinstance(intent, dict):
+        intent = _merge(intent, discovered)
+    return _build(intent)
 
 
 def _build(raw, require_discovered=True):
@@ -303,16 +313,12 @@ def _build(raw, require_discovered=True):
     host = ctl.get("host")
     if host in (None, "") and not require_discovered:
         host = None
-    elif not host or not _HOSTNAME_RE.match(str(host)):
+    elif not host or not HOSTNAME_RE.match(str(host)):
         errors.append("controller.host=%r is not a host name (the SlurmctldHost of slurm.conf)" % (host,))
-    ctl_addr = None
-    if ctl.get("address") in (None, ""):
-        if require_discovered:
-            errors.append("controller.address is required (the address bare metal maps controller.host to)")
-    else:
-        ctl_addr = _check_ip(errors, "controller.address", ctl.get("address"))
+    ctl_addr = _optional(errors, "controller.address", ctl.get("address"), require_discovered,
+                         "the address bare metal maps controller.host to", _check_ip)
     aliases = ctl.get("aliases") or []
-    if not isinstance(aliases, list) or not all(isinstance(a, str) and _HOSTNAME_RE.match(a) for a in aliases):
+    if not isinstance(aliases, list) or not all(isinstance(a, str) and HOSTNAME_RE.match(a) for a in aliases):
         errors.append("controller.aliases=%r must be a list of host names (other names of the controller, "
                       "e.g. both parts of SlurmctldHost=NAME(ADDRESS))" % (aliases,))
     ctl_port = _check_port(errors, "controller.port", ctl.get("port"))
@@ -320,18 +326,11 @@ def _build(raw, require_discovered=True):
     if ctl_port is not None and ctl_port == slurmd_port:
         errors.append("controller.port and slurmd_port are both %d; they must differ" % ctl_port)
 
-    np_addr = np_port = None
     needs_nodeport = mode != "routed"
-    if nodeport.get("address") in (None, ""):
-        if needs_nodeport and require_discovered:
-            errors.append("nodeport.address is required (the Kubernetes node that hosts the controller pod)")
-    else:
-        np_addr = _check_ip(errors, "nodeport.address", nodeport.get("address"))
-    if nodeport.get("port") in (None, ""):
-        if needs_nodeport:
-            errors.append("nodeport.port is required (the controller Service's nodePort, %d-%d)" % NODEPORT_RANGE)
-    else:
-        np_port = _check_port(errors, "nodeport.port", nodeport.get("port"), *NODEPORT_RANGE)
+    np_addr = _optional(errors, "nodeport.address", nodeport.get("address"), needs_nodeport and require_discovered,
+                        "the Kubernetes node that hosts the controller pod", _check_ip)
+    np_port = _optional(errors, "nodeport.port", nodeport.get("port"), needs_nodeport,
+                        "the controller Service's nodePort, %d-%d" % NODEPORT_RANGE, _check_port, *NODEPORT_RANGE)
 
     routes = _check_routes(errors, m.get("pod_routes"), required=(mode == "routed"))
     worker, worker_errors = worker_settings(m.get("worker"))
@@ -406,27 +405,22 @@ def _build(raw, require_discovered=True):
     # produces (say, after a NodePort change) is recognised as stale and replaced.
     out["inbound"] = [{"name": name_, "ports": ports, "comment": "slime.hybrid/in-%s tcp:%s" % (name_, ports)}
                       for name_, ports in (("slurmd", str(slurmd_port)), ("srun", srun["iptables"]))]
-    if ctl_addr is None or (mode != "routed" and np_addr is None):
+    # Routed: bare metal reaches the controller pod at its pod IP through the routes. Otherwise only through its node.
+    address, port = (ctl_addr, ctl_port) if mode == "routed" else (np_addr, np_port)
+    if ctl_addr is None or address is None:
         # Intent only: nothing is known yet about where the controller runs.
         out["conf_server_address"] = out["conf_server_port"] = out["conf_server"] = None
         out["dnat"] = []
         return out, []
-    if mode == "routed":
-        # Bare metal reaches the controller pod at its pod IP through the routes.
-        out["conf_server_address"], out["conf_server_port"] = ctl_addr, ctl_port
-        out["dnat"] = []
-    else:
-        # Bare metal reaches the controller pod only through its node. slurmd talks to
-        # SlurmctldHost:port once it has the config, so that is rewritten to the NodePort;
-        # srun/slurmstepd traffic back to an srun in the controller pod goes to its hostPorts.
-        out["conf_server_address"], out["conf_server_port"] = np_addr, np_port
-        out["dnat"] = [
-            {"name": "slurmctld", "destination": ctl_addr, "ports": str(ctl_port),
-             "to": _hostport(np_addr, np_port)},
-            {"name": "controller-srun", "destination": ctl_addr, "ports": srun["iptables"],
-             "to": np_addr},
-        ]
-    out["conf_server"] = _hostport(out["conf_server_address"], out["conf_server_port"])
+    out["conf_server_address"], out["conf_server_port"] = address, port
+    conf_server = "%s:%d" % (address, port)
+    # Without routes, slurmd talks to SlurmctldHost:port once it has the config, so that is rewritten
+    # to the NodePort; srun/slurmstepd traffic back to an srun in the controller pod goes to its hostPorts.
+    out["dnat"] = [] if mode == "routed" else [
+        {"name": "slurmctld", "destination": ctl_addr, "ports": str(ctl_port), "to": conf_server},
+        {"name": "controller-srun", "destination": ctl_addr, "ports": srun["iptables"], "to": np_addr},
+    ]
+    out["conf_server"] = conf_server
     for rule in out["dnat"]:
         rule["comment"] = "slime.hybrid/%s %s:%s>%s" % (rule["name"], rule["destination"], rule["ports"], rule["to"])
     return out, []
@@ -448,20 +442,11 @@ def _check_routes(errors, value, required):
         if not isinstance(route, dict):
             errors.append("%s=%r must be a mapping with cidr and via" % (label, route))
             continue
-        try:
-            network = ipaddress.ip_network(str(route.get("cidr", "")).strip(), strict=True)
-        except ValueError:
-            errors.append("%s.cidr=%r is not a network address in CIDR form (e.g. 10.244.1.0/24)" % (label, route.get("cidr")))
+        cidr = _check_ip(errors, "%s.cidr" % label, route.get("cidr"), ipaddress.ip_network,
+                         "a network address in CIDR form (e.g. 10.244.1.0/24)")
+        if cidr is None:
             continue
-        if network.version != 4:
-            errors.append("%s.cidr=%r %s" % (label, route.get("cidr"), _IPV4_ONLY))
-            continue
-        cidr = str(network)
         via = _check_ip(errors, "%s.via" % label, route.get("via"))
         if via:
             routes.append({"cidr": cidr, "via": via})
     return routes
-
-
-def _hostport(address, port):
-    return "%s:%d" % (address, port)

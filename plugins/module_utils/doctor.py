@@ -101,23 +101,22 @@ MOVED_CONTROLLER = {
 }
 
 
+def _row(name, expected, observed, ok, hint):
+    """A report row that is not a probe's; its hint only when the path is broken."""
+    return {"name": name, "expected": expected, "observed": observed, "ok": ok, "hint": "" if ok else hint}
+
+
 def controller_address(model, resolved, member):
     """Report row: the controller's name, as this host resolves it (`getent ahostsv4` output), must
     be the controller pod's address the cluster reports now (it changes when the pod is rescheduled)."""
     ctl = model["controller"]
     found = sorted({line.split()[0] for line in (resolved or "").splitlines() if line.strip()})
-    ok = found == [ctl["address"]]
-    return {
-        "name": "%s: %s resolves to the controller pod" % (member, ctl["host"]),
-        "expected": ctl["address"],
-        "observed": ",".join(found) or "unresolved",
-        "ok": ok,
-        "hint": "" if ok else (
-            "%s resolves to %s on %s, but the controller pod is at %s now (rescheduled with a new pod IP?): run "
-            "site.yml, which rewrites /etc/hosts and the OUTPUT DNAT from what it discovers. Until then %s"
-            % (ctl["host"], ",".join(found) or "nothing", member, ctl["address"],
-               MOVED_CONTROLLER[model["network_mode"]].format(node=(model.get("nodeport") or {}).get("address")))),
-    }
+    return _row("%s: %s resolves to the controller pod" % (member, ctl["host"]), ctl["address"],
+                ",".join(found) or "unresolved", found == [ctl["address"]],
+                "%s resolves to %s on %s, but the controller pod is at %s now (rescheduled with a new pod IP?): run "
+                "site.yml, which rewrites /etc/hosts and the OUTPUT DNAT from what it discovers. Until then %s"
+                % (ctl["host"], ",".join(found) or "nothing", member, ctl["address"],
+                   MOVED_CONTROLLER[model["network_mode"]].format(node=(model.get("nodeport") or {}).get("address"))))
 
 
 def controller_findings(nodes):
@@ -127,14 +126,10 @@ def controller_findings(nodes):
         state = nodes[name].get("State", "")
         base, flags = scontrol.state_flags(state)
         ok = "NOT_RESPONDING" not in flags and base not in ("DOWN", "UNKNOWN")
-        findings.append({
-            "name": "slurmctld -> slurmd %s (NodeAddr %s)" % (name, nodes[name].get("NodeAddr", "")),
-            "expected": "responding",
-            "observed": "responding" if ok else state,
-            "ok": ok,
-            "hint": "" if ok else ("slurmctld cannot reach %s at NodeAddr %s:6818 (state %s, reason: %s)"
-                                   % (name, nodes[name].get("NodeAddr", ""), state, nodes[name].get("Reason", "-"))),
-        })
+        findings.append(_row("slurmctld -> slurmd %s (NodeAddr %s)" % (name, nodes[name].get("NodeAddr", "")),
+                             "responding", "responding" if ok else state, ok,
+                             "slurmctld cannot reach %s at NodeAddr %s:6818 (state %s, reason: %s)"
+                             % (name, nodes[name].get("NodeAddr", ""), state, nodes[name].get("Reason", "-"))))
     return findings
 
 
@@ -156,13 +151,9 @@ def srun_results(command_results, member):
         node = result.get("item")
         ok = result.get("rc") == 0
         detail = (result.get("stderr") or result.get("msg") or "").strip().splitlines()
-        rows.append({
-            "name": "%s -> srun step on %s (slurmd there, srun ports back here)" % (member, node),
-            "expected": "completed",
-            "observed": "completed" if ok else "failed rc=%s" % result.get("rc"),
-            "ok": ok,
-            "hint": "" if ok else ("a job step from %s cannot run on %s (%s): check NodeAddr of %s, its 6818 and the "
-                                   "SrunPortRange in both directions (hostPorts, firewall, routes)"
-                                   % (member, node, detail[-1] if detail else "no output", node)),
-        })
+        rows.append(_row("%s -> srun step on %s (slurmd there, srun ports back here)" % (member, node),
+                         "completed", "completed" if ok else "failed rc=%s" % result.get("rc"), ok,
+                         "a job step from %s cannot run on %s (%s): check NodeAddr of %s, its 6818 and the "
+                         "SrunPortRange in both directions (hostPorts, firewall, routes)"
+                         % (member, node, detail[-1] if detail else "no output", node)))
     return rows

@@ -44,26 +44,27 @@ def file_state(path):
     return out
 
 
-def _name(lookup, number):
+def _entry(lookup, key):
+    """lookup(key), a pwd or grp entry; None when there is none."""
     try:
-        return lookup(number)[0]
+        return lookup(key)
     except KeyError:
-        return str(number)
+        return None
+
+
+def _name(lookup, number):
+    entry = _entry(lookup, number)
+    return entry[0] if entry else str(number)
 
 
 def account(user, group):
     """The passwd entry of user and the group entry of group (None when absent)."""
-    out = {"user": None, "group": None}
-    try:
-        entry = pwd.getpwnam(user)
-        out["user"] = {"uid": entry.pw_uid, "gid": entry.pw_gid, "home": entry.pw_dir, "shell": entry.pw_shell}
-    except KeyError:
-        pass
-    try:
-        out["group"] = {"gid": grp.getgrnam(group).gr_gid}
-    except KeyError:
-        pass
-    return out
+    entry, group_entry = _entry(pwd.getpwnam, user), _entry(grp.getgrnam, group)
+    return {
+        "user": ({"uid": entry.pw_uid, "gid": entry.pw_gid, "home": entry.pw_dir, "shell": entry.pw_shell}
+                 if entry else None),
+        "group": {"gid": group_entry.gr_gid} if group_entry else None,
+    }
 
 
 def dpkg(run):
@@ -122,7 +123,8 @@ def process_started(pid):
 
 def observe(targets, run):
     """Everything worker.drift() compares, read once. targets: worker.observe_targets(plan)."""
-    out = {
+    name = targets["node"]
+    return {
         "files": dict((path, file_state(path)) for path in targets["files"]),
         "account": account(targets["user"], targets["user"]),
         "dpkg": dpkg(run),
@@ -130,16 +132,12 @@ def observe(targets, run):
         "routes": command_output(run, ["ip", "-4", "route", "show"]) if targets["routes"] else "",
         "units": dict((unit, systemd_unit(run, unit)) for unit in targets["units"]),
         "slurmd_version": (command_output(run, ["slurmd", "-V"]) or "").strip(),
-        "iptables": {},
-        "node": None,
-    }
-    for table in targets["iptables_tables"]:
-        out["iptables"][table] = command_output(run, ["iptables", "-w", "-t", table, "-S"])
-    if targets["node"]:
+        "iptables": dict((table, command_output(run, ["iptables", "-w", "-t", table, "-S"]))
+                         for table in targets["iptables_tables"]),
         # slurmctld's record of the node, parsed; None when scontrol fails or does not list it
-        listing = command_output(run, ["scontrol", "show", "node", "--oneliner", targets["node"]])
-        out["node"] = parse_nodes(listing or "").get(targets["node"])
-    return out
+        "node": (parse_nodes(command_output(run, ["scontrol", "show", "node", "--oneliner", name]) or "").get(name)
+                 if name else None),
+    }
 
 
 def _lines(path):

@@ -16,7 +16,7 @@ __metaclass__ = type
 import ipaddress
 import re
 
-_HOST_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
+from ansible_collections.slime.hybrid.plugins.module_utils.cluster_model import HOSTNAME_RE
 
 
 def address_error(value):
@@ -31,7 +31,7 @@ def address_error(value):
     try:
         addr = ipaddress.ip_address(text)
     except ValueError:
-        if re.match(r"^[0-9.]+$", text) or not _HOST_RE.match(text):
+        if re.match(r"^[0-9.]+$", text) or not HOSTNAME_RE.match(text):
             return "%r is neither an IPv4 address nor a host name" % (value,)
         return None
     if addr.version != 4:
@@ -85,10 +85,7 @@ def plan(current, desired):
             unknown.append(name)
             continue
         before = {"NodeAddr": record.get("NodeAddr"), "NodeHostName": record.get("NodeHostName")}
-        after = dict(before)
-        after["NodeAddr"] = want["NodeAddr"]
-        if want.get("NodeHostName"):
-            after["NodeHostName"] = want["NodeHostName"]
+        after = dict(before, NodeAddr=want["NodeAddr"], NodeHostName=want.get("NodeHostName") or before["NodeHostName"])
         if after != before:
             changes[name] = {"before": before, "after": after}
     return changes, unknown
@@ -115,10 +112,8 @@ def update_commands(changes):
 
 def diff_text(changes, key):
     """Lines for Ansible's diff: one `name NodeAddr=.. NodeHostName=..` line per changed node."""
-    lines = []
-    for name in sorted(changes):
-        side = changes[name][key]
-        lines.append("%s NodeAddr=%s NodeHostName=%s" % (name, side["NodeAddr"], side["NodeHostName"]))
+    lines = ["%s NodeAddr=%s NodeHostName=%s" % (name, change[key]["NodeAddr"], change[key]["NodeHostName"])
+             for name, change in sorted(changes.items())]
     return "\n".join(lines) + ("\n" if lines else "")
 
 

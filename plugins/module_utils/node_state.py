@@ -96,14 +96,11 @@ def diff_text(current, names, state, planned):
         record = current.get(name)
         now = record.get("State", "?") if record else "(absent)"
         before.append("%s State=%s" % (name, now))
-        if name in planned["delete"]:
-            after.append("%s (absent)" % name)
-        elif name in planned["drain"]:
-            after.append("%s State=%s+DRAIN" % (name, now))
+        if name in planned["drain"]:
+            now += "+DRAIN"
         elif name in planned["resume"]:
-            after.append("%s State=%s" % (name, now.replace("+DRAIN", "")))
-        else:
-            after.append("%s State=%s" % (name, now))
+            now = now.replace("+DRAIN", "")
+        after.append("%s (absent)" % name if name in planned["delete"] else "%s State=%s" % (name, now))
     return "\n".join(before) + "\n", "\n".join(after) + "\n"
 
 

@@ -15,6 +15,9 @@ OPEN = "open"
 REFUSED = "refused"
 TIMEOUT = "timeout"
 UNREACHABLE = "unreachable"
+# What a connect failing with this errno says about the path (other errors are reported as they are).
+_ERRNO_STATES = {errno.ECONNREFUSED: REFUSED, errno.EHOSTUNREACH: UNREACHABLE, errno.ENETUNREACH: UNREACHABLE,
+                 errno.EACCES: UNREACHABLE, errno.EPERM: UNREACHABLE}
 
 
 def tcp_probe(host, port, timeout=3.0):
@@ -33,12 +36,7 @@ def tcp_probe(host, port, timeout=3.0):
     except socket.timeout:
         return TIMEOUT, time.time() - start
     except (IOError, OSError) as exc:
-        code = getattr(exc, "errno", None)
-        if code == errno.ECONNREFUSED:
-            return REFUSED, time.time() - start
-        if code in (errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EACCES, errno.EPERM):
-            return UNREACHABLE, time.time() - start
-        return "error: %s" % exc, time.time() - start
+        return _ERRNO_STATES.get(getattr(exc, "errno", None), "error: %s" % exc), time.time() - start
     finally:
         sock.close()
 

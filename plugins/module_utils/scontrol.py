@@ -62,17 +62,22 @@ def run(module, binary, args):
     return out
 
 
+def read_nodes(module, names):
+    """(records, None) of the named nodes (`scontrol show node --oneliner NAMES`), or ({}, scontrol's
+    error text) when it fails: a node slurmctld does not know, or no slurmctld to ask yet. Never
+    fails the module."""
+    rc, out, err = module.run_command([module.params["scontrol"], "show", "node", "--oneliner", ",".join(names)])
+    return (parse_nodes(out), None) if rc == 0 else ({}, (err or out).strip())
+
+
 def show_nodes(module, names=None):
     """Every node record slurmctld has, parsed (`scontrol show node --oneliner`). With names, the
     records of those nodes only: a host asking about itself reads one record, not the whole
     cluster's (every host doing that would cost hosts x nodes). When slurmctld does not know one
     of them it answers with an error: then every record is read, so the caller can name the
     unknown ones."""
-    if names:
-        rc, out, _err = module.run_command([module.params["scontrol"], "show", "node", "--oneliner", ",".join(names)])
-        if rc == 0:
-            return parse_nodes(out)
-    return parse_nodes(run(module, "scontrol", ["show", "node", "--oneliner"]))
+    nodes, error = read_nodes(module, names) if names else ({}, "")
+    return nodes if error is None else parse_nodes(run(module, "scontrol", ["show", "node", "--oneliner"]))
 
 
 def converge(module, changes, unknown, plan, remaining, what, **extra):

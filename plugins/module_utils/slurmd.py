@@ -95,14 +95,14 @@ def releases_behind(slurmctld_version):
     return RELEASES_BEHIND[1] if release_index(slurmctld_version) >= release_index(WINDOW_WIDENED_IN) else RELEASES_BEHIND[0]
 
 
-def _apt_policy(policy_output):
-    """`apt-cache policy PKG` output -> {"Installed": version or '', "Candidate": version or ''}."""
-    found = {}
+def _apt_policy(policy_output, field):
+    """The first `field:` (Installed, Candidate) of `apt-cache policy PKG` output: a version, or ''
+    for none."""
     for line in (policy_output or "").splitlines():
         key, _sep, value = line.strip().partition(":")
-        if key in ("Installed", "Candidate") and key not in found:
-            found[key] = value.strip()
-    return dict((key, "" if found.get(key, "") in ("", "(none)") else found[key]) for key in ("Installed", "Candidate"))
+        if key == field:
+            return "" if value.strip() == "(none)" else value.strip()
+    return ""
 
 
 def apt_policy_version(policy_output, pinned=""):
@@ -110,8 +110,7 @@ def apt_policy_version(policy_output, pinned=""):
     the candidate; '' when the package is unknown. Input: `apt-cache policy PKG` output."""
     if pinned:
         return str(pinned)
-    policy = _apt_policy(policy_output)
-    return policy["Installed"] or policy["Candidate"]
+    return _apt_policy(policy_output, "Installed") or _apt_policy(policy_output, "Candidate")
 
 
 def _slurm_release(version):
@@ -129,8 +128,8 @@ def upgrade_plan(policy_output, slurmctld_version, pinned="", running=""):
     the slurmd that registered runs another release than the one installed (a run stopped
     between the package upgrade and the restart); "error" refuses the target: not installable,
     newer than slurmctld or outside its window, or older than what is installed."""
-    policy = _apt_policy(policy_output)
-    installed, target = policy["Installed"], str(pinned) if pinned else policy["Candidate"]
+    installed = _apt_policy(policy_output, "Installed")
+    target = str(pinned) if pinned else _apt_policy(policy_output, "Candidate")
     out = {"installed": installed, "target": target, "release": "", "upgrade": False, "error": ""}
     if not installed:
         out["error"] = "slurmd is not installed: converge the host with site.yml before upgrading it"

@@ -68,9 +68,7 @@ def dropin(model, node):
 
 def routes_unit(model):
     """network_mode routed: routes to each Kubernetes node's pod CIDR via that node, in a
-    oneshot unit so they come back at boot. None when the mode has no routes."""
-    if not model["routes"]:
-        return None
+    oneshot unit so they come back at boot (plan() makes it only when the model has routes)."""
     lines = [
         HEADER,
         "# network_mode routed: reach each Kubernetes node's pod CIDR through that node, so pod",
@@ -121,12 +119,9 @@ def iptables_restore(model):
 def accepted_releases(slurmctld_version):
     """The major releases (YY.MM) a slurmd may have to join this slurmctld, newest first."""
     newest = slurmd.release_index(slurmctld_version)
-    out = []
-    for index in range(newest, newest - slurmd.releases_behind(slurmctld_version) - 1, -1):
-        name = slurmd.release_name(index)
-        if name:
-            out.append(name)
-    return out
+    oldest = newest - slurmd.releases_behind(slurmctld_version)
+    names = [slurmd.release_name(index) for index in range(newest, oldest - 1, -1)]
+    return [name for name in names if name]
 
 
 def slurmd_version_check(slurmctld_version, version_of='slurmd -V | cut -d" " -f2', what="slurmd"):
@@ -147,12 +142,6 @@ def slurmd_install_check(slurmctld_version, node):
     return slurmd_version_check(slurmctld_version, version_of, "the packaged slurmd")
 
 
-def package_specs(node):
-    if not node["package_version"]:
-        return list(node["packages"])
-    return ["%s=%s" % (package, node["package_version"]) for package in node["packages"]]
-
-
 def plan(model, node):
     """Everything the host needs, from the normalized model and the node (NODE_KEYS, "worker")."""
     missing = [key for key in NODE_KEYS if key not in node]
@@ -165,13 +154,14 @@ def plan(model, node):
     if errors:
         raise ValueError("; ".join(errors))
     node = dict(node, **settings)  # validated: uid and gid are ints, the flags booleans
-    out = {
+    return {
         "worker": settings,
         "user": {"name": node["user"], "uid": node["uid"], "gid": node["gid"], "home": HOME, "shell": SHELL},
         "key": {"path": node["key_path"], "owner": node["user"], "group": node["user"], "mode": "0600"},
         "directories": sorted({node["key_path"].rsplit("/", 1)[0], DROPIN.rsplit("/", 1)[0]}),
         "dropin": {"path": DROPIN, "mode": "0644", "content": dropin(model, node)},
-        "packages": package_specs(node),
+        "packages": (["%s=%s" % (package, node["package_version"]) for package in node["packages"]]
+                     if node["package_version"] else list(node["packages"])),
         "slurmctld_version": model["slurm_version"],
         "slurmd_version_check": slurmd_version_check(model["slurm_version"]),
         "slurmd_install_check": slurmd_install_check(model["slurm_version"], node),
@@ -183,14 +173,9 @@ def plan(model, node):
         # about iptables only.
         "hosts_entry": hosts_entry(model),
         "routes": model["routes"],
-        "routes_unit": None,
-        "firewall": None,
-    }
-    unit = routes_unit(model)
-    if unit:
-        out["routes_unit"] = {"path": ROUTES_UNIT, "mode": "0644", "content": unit}
-    if node["manage_firewall"]:
-        out["firewall"] = {
+        "routes_unit": ({"path": ROUTES_UNIT, "mode": "0644", "content": routes_unit(model)}
+                        if model["routes"] else None),
+        "firewall": {
             "packages": list(node["firewall_packages"]),
             "nat_chain": NAT_CHAIN,
             "filter_chain": FILTER_CHAIN,
@@ -201,8 +186,8 @@ def plan(model, node):
             "restore": iptables_restore(model),
             "persist": node["persist_firewall"],
             "rules_file": node["rules_file"],
-        }
-    return out
+        } if node["manage_firewall"] else None,
+    }
 
 
 def cloud_config(plan, key_b64):
@@ -374,10 +359,9 @@ def drift(plan, observed, node_name, features, key_sha256):
     wanted = {"uid": user["uid"], "gid": user["gid"], "home": user["home"], "shell": user["shell"]}
     if account["user"] != wanted:
         out.setdefault("user", []).append("user %s is %s, not %s" % (user["name"], account["user"], wanted))
-    out["apt_source"] = []
-    if plan["apt_source"]:
-        part = plan["apt_source"]
-        out["apt_source"] += _file_drift(observed, part["path"], "root", "root", part["mode"], part["content"])
+    part = plan["apt_source"]
+    out["apt_source"] = (_file_drift(observed, part["path"], "root", "root", part["mode"], part["content"])
+                         if part else [])
     if plan["apt_key"]:
         # get_url fetches the key only when the file is missing, and sets its mode
         key_file = observed["files"][plan["apt_key"]["path"]]

@@ -156,17 +156,11 @@ def read_jobs(module, names):
     return node_state.parse_jobs(scontrol.run(module, "squeue", ["-h", "-w", ",".join(names), "-o", "%i|%T|%N"]))
 
 
-def read_available(module, names):
-    """The named nodes' records, or ({}, why) while scontrol cannot answer (slurmd not started yet)."""
-    rc, out, err = module.run_command([module.params["scontrol"], "show", "node", "--oneliner", ",".join(names)])
-    return (scontrol.parse_nodes(out), "") if rc == 0 else ({}, (err or out).strip())
-
-
 def wait_available(module, names, result):
     params = module.params
     started = time.time()
     while True:
-        current, problem = read_available(module, names)
+        current, problem = scontrol.read_nodes(module, names)  # scontrol failing: slurmd not started yet
         waiting = node_state.unavailable(current, names, params["version"], params["drained_ok"])
         if not waiting or module.check_mode:
             break
@@ -220,13 +214,12 @@ def main():
         if busy:
             result["jobs"] = read_jobs(module, busy)
         started = time.time()
-        while busy:
-            if time.time() - started >= params["timeout"]:
-                result["waited"] = round(time.time() - started, 1)
-                module.fail_json(msg=node_state.timeout_message(busy, read_jobs(module, busy), params["timeout"]), **result)
+        while busy and time.time() - started < params["timeout"]:
             time.sleep(max(1, params["poll"]))
             busy = node_state.busy_nodes(scontrol.show_nodes(module), planned["present"])
         result["waited"] = round(time.time() - started, 1)
+        if busy:
+            module.fail_json(msg=node_state.timeout_message(busy, read_jobs(module, busy), params["timeout"]), **result)
 
     if planned["delete"]:
         scontrol.run(module, "scontrol", node_state.delete_command(planned["delete"]))
