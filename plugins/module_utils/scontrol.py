@@ -76,8 +76,11 @@ def show_nodes(module, names=None):
     cluster's (every host doing that would cost hosts x nodes). When slurmctld does not know one
     of them it answers with an error: then every record is read, so the caller can name the
     unknown ones."""
-    nodes, error = read_nodes(module, names) if names else ({}, "")
-    return nodes if error is None else parse_nodes(run(module, "scontrol", ["show", "node", "--oneliner"]))
+    if names:
+        nodes, error = read_nodes(module, names)
+        if error is None:
+            return nodes
+    return parse_nodes(run(module, "scontrol", ["show", "node", "--oneliner"]))
 
 
 def converge(module, changes, unknown, plan, remaining, what, **extra):
