@@ -17,11 +17,8 @@ def rule_comments(listing):
         if not line.startswith("-A "):
             continue
         words = shlex.split(line)
-        comment = None
-        for index, word in enumerate(words[:-1]):
-            if word == "--comment":
-                comment = words[index + 1]
-        comments.append(comment)
+        values = [words[index + 1] for index, word in enumerate(words[:-1]) if word == "--comment"]
+        comments.append(values[-1] if values else None)
     return comments
 
 

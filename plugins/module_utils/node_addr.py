@@ -48,12 +48,11 @@ def normalize_desired(nodes):
             addr, hostname = spec.get("address"), spec.get("hostname")
         else:
             addr, hostname = spec, None
-        problem = address_error(addr)
+        field, problem = "address", address_error(addr)
+        if not problem and hostname is not None:
+            field, problem = "hostname", address_error(hostname)
         if problem:
-            errors.append("%s: address %s" % (name, problem))
-            continue
-        if hostname is not None and address_error(hostname):
-            errors.append("%s: hostname %s" % (name, address_error(hostname)))
+            errors.append("%s: %s %s" % (name, field, problem))
             continue
         desired[name] = {"NodeAddr": str(addr).strip(), "NodeHostName": str(hostname).strip() if hostname else None}
     return desired, errors
@@ -61,15 +60,9 @@ def normalize_desired(nodes):
 
 def select_nodes(current, features=None, names=None):
     """Names of nodes in `current` (parsed scontrol output) that have every feature and are listed in names."""
-    selected = []
-    for name, record in current.items():
-        have = set(filter(None, record.get("AvailableFeatures", "").split(",")))
-        if features and not set(features).issubset(have):
-            continue
-        if names and name not in names:
-            continue
-        selected.append(name)
-    return sorted(selected)
+    wanted = set(features or [])
+    return sorted(name for name, record in current.items() if (not names or name in names)
+                  and wanted.issubset(filter(None, record.get("AvailableFeatures", "").split(","))))
 
 
 def plan(current, desired):
@@ -112,9 +105,8 @@ def update_commands(changes):
 
 def diff_text(changes, key):
     """Lines for Ansible's diff: one `name NodeAddr=.. NodeHostName=..` line per changed node."""
-    lines = ["%s NodeAddr=%s NodeHostName=%s" % (name, change[key]["NodeAddr"], change[key]["NodeHostName"])
-             for name, change in sorted(changes.items())]
-    return "\n".join(lines) + ("\n" if lines else "")
+    return "".join("%s NodeAddr=%s NodeHostName=%s\n" % (name, change[key]["NodeAddr"], change[key]["NodeHostName"])
+                   for name, change in sorted(changes.items()))
 
 
 def pod_host_addresses(pods):

@@ -90,7 +90,7 @@ def timeout_message(busy, jobs, timeout):
             "wait and run again, or undo with: scontrol update NodeName=%s State=RESUME" % (names, timeout, running, names))
 
 
-def diff_text(current, names, state, planned):
+def diff_text(current, names, planned):
     before, after = [], []
     for name in names:
         record = current.get(name)

@@ -115,9 +115,9 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import
 from ansible_collections.slime.hybrid.plugins.module_utils import slinky
 
 
-def argspec():
-    args = copy.deepcopy(AUTH_ARG_SPEC)
-    args.update(
+def main():
+    argument_spec = dict(
+        copy.deepcopy(AUTH_ARG_SPEC),
         namespace=dict(type="str", default="slurm"),
         controller_selector=dict(type="list", elements="str", default=["app.kubernetes.io/name=slurmctld"]),
         service_name=dict(type="str"),
@@ -127,11 +127,7 @@ def argspec():
         key_secret=dict(type="str", default="slurm-auth-slurm", no_log=False),
         key_name=dict(type="str", default="slurm.key", no_log=False),
     )
-    return args
-
-
-def main():
-    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argspec(), supports_check_mode=True)
+    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
     try:
         svc = K8sService(get_api_client(module), module)

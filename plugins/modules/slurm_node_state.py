@@ -199,7 +199,7 @@ def main():
     result = dict(changed=changed, drained=planned["drain"], resumed=planned["resume"], deleted=planned["delete"],
                   missing=planned["missing"], waited=0.0, jobs=[])
     if module._diff:
-        before, after = node_state.diff_text(current, names, params["state"], planned)
+        before, after = node_state.diff_text(current, names, planned)
         result["diff"] = dict(before=before, after=after)
     if module.check_mode:
         module.exit_json(**result)

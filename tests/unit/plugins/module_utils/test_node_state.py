@@ -86,7 +86,7 @@ def test_busy_and_jobs():
 
 def test_diff():
     planned = node_state.plan(NODES, ["idle", "gone"], "absent")
-    before, after = node_state.diff_text(NODES, ["idle", "gone"], "absent", planned)
+    before, after = node_state.diff_text(NODES, ["idle", "gone"], planned)
     assert before == "idle State=IDLE+DYNAMIC_NORM\ngone State=(absent)\n"
     assert after == "idle (absent)\ngone State=(absent)\n"
 
