@@ -2,12 +2,14 @@
 # Obtain the binaries of the Kubernetes test tier and cache them under
 #   ${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/k8s/bin
 #
-#   etcd                     Debian (package etcd-server)
 #   slurm-operator           Slinky's operator (cmd/manager) at $SLINKY_VERSION, the version
 #                            whose charts the tier installs
 #   kube-apiserver,          k8s.io/kubernetes at the version that operator is built against
 #   kube-controller-manager, (read from its go.mod), so the tier runs the Kubernetes the
-#   kube-scheduler           operator was written for
+#   kube-scheduler,          operator was written for
+#   etcd                     go.etcd.io/etcd/server/v3 at the version that Kubernetes' go.mod
+#                            names (what it is tested with; Debian's 3.4 lacks the watch
+#                            progress requests kube-apiserver needs for streaming lists)
 #   helm                     helm.sh/helm/v3 at the version the operator's go.mod names
 #   kwok                     sigs.k8s.io/kwok at $KWOK_VERSION: Nodes and Pod status (no kubelet)
 #   scc-admission            OpenShift's SCC admission decision (tests/k8s/scc-admission-bin.sh)
@@ -16,7 +18,7 @@
 # graph and every package they have in common is compiled once.
 #
 # Why build: release tarballs (dl.k8s.io, get.helm.sh, GitHub releases) cannot be fetched
-# here; the Go module proxy and Debian can. The operator's source comes from the proxy as a
+# here; the Go module proxy can. The operator's source comes from the proxy as a
 # user would get it; where the proxy refuses it (it does on this workplace's machines) from
 # the upstream tarball in $SLIME_VENDOR_DIR/src (default: ../shared/vendor beside the checkout).
 # Run as root; idempotent: nothing is rebuilt while the stamp of the pinned versions matches.
@@ -36,33 +38,11 @@ mkdir -p "$bin" "$build"
 die() { echo "k8s-test-bins: ERROR: $*" >&2; exit 1; }
 log() { echo "k8s-test-bins: $*"; }
 
-BINARIES=(kube-apiserver kube-controller-manager kube-scheduler helm kwok slurm-operator)
+BINARIES=(etcd kube-apiserver kube-controller-manager kube-scheduler helm kwok slurm-operator)
 
 # go_env, mod_field
 # shellcheck source=tests/k8s/go-env.sh
 . "$here/tests/k8s/go-env.sh"
-
-# --- etcd ---------------------------------------------------------------------------
-get_etcd() {
-  if ! command -v etcd >/dev/null && [ ! -x /usr/bin/etcd ]; then
-    log "apt-get install etcd-server"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq || die "apt-get update failed"
-    # --no-install-recommends: we only want the binary, not a started service.
-    apt-get install -y -qq --no-install-recommends etcd-server >/dev/null \
-      || die "cannot install Debian package etcd-server"
-  fi
-  local etcd_path ver
-  # Not 'command -v': PATH may hold our own bin dir. grep reads all of dpkg's output (no -m1:
-  # an early exit would SIGPIPE dpkg and, with pipefail, fail the pipeline).
-  etcd_path=$(dpkg -L etcd-server 2>/dev/null | grep '/bin/etcd$' || true)
-  etcd_path=${etcd_path%%$'\n'*}
-  [ -n "$etcd_path" ] || etcd_path=/usr/bin/etcd
-  ver=$(dpkg-query -W -f='${Version}' etcd-server 2>/dev/null || "$etcd_path" --version | head -1)
-  ln -sfn "$etcd_path" "$bin/etcd"
-  echo "$ver" >"$bin/etcd.version"
-  "$bin/etcd" --version >/dev/null 2>&1 || die "$bin/etcd does not run"
-}
 
 # --- slurm-operator source ------------------------------------------------------------
 # Prints the directory of the operator's source tree (a copy we own, outside the repository).
@@ -117,7 +97,7 @@ build_all() {
   if [ "$ok" = 1 ]; then log "cached: $stamp"; return; fi
 
   mkdir -p "$dir"
-  local minor_patch=${k8s_version#v1.} kmod mods
+  local minor_patch=${k8s_version#v1.} kmod mods etcd_version
   # k8s.io/kubernetes requires its staging modules as `k8s.io/xxx v0.0.0` and replaces them
   # with ./staging/src/k8s.io/xxx. A dependency's replace directives are ignored, so the
   # wrapper repeats them, pointing at the published v0.A.B tags.
@@ -126,15 +106,23 @@ build_all() {
   [ -f "$kmod" ] || die "cannot download k8s.io/kubernetes@$k8s_version from $GOPROXY"
   mods=$(awk '/^require[[:space:]]*\(/{r=1;next} r&&/^\)/{r=0} r&&$1~/^k8s\.io\//&&$2=="v0.0.0"{print $1}' "$kmod" | sort -u)
   [ -n "$mods" ] || die "found no staging modules in $kmod"
+  etcd_version=$(required "$kmod" go.etcd.io/etcd/server/v3)
+  [ -n "$etcd_version" ] || die "cannot read the etcd server version from $kmod"
   {
     printf 'module slime.local/k8sbins\n\ngo 1.26\n\nrequire (\n'
     printf '\tgithub.com/SlinkyProject/slurm-operator v%s\n' "$SLINKY_VERSION"
+    printf '\tgo.etcd.io/etcd/server/v3 %s\n' "$etcd_version"
     printf '\thelm.sh/helm/v3 %s\n\tk8s.io/kubernetes %s\n\tsigs.k8s.io/kwok %s\n)\n\nreplace (\n' \
       "$helm_version" "$k8s_version" "$KWOK_VERSION"
     printf '\tgithub.com/SlinkyProject/slurm-operator => %s\n' "$src"
     for m in $mods; do printf '\t%s => %s v0.%s\n' "$m" "$m" "$minor_patch"; done
     printf ')\n'
   } >"$dir/go.mod"
+  # etcd's own main (etcd's main.go at the root of its repository, a module the proxy does not
+  # serve) is this one call.
+  mkdir -p "$dir/cmd/etcd"
+  printf 'package main\n\nimport (\n\t"os"\n\n\t"go.etcd.io/etcd/server/v3/etcdmain"\n)\n\nfunc main() { etcdmain.Main(os.Args) }\n' \
+    >"$dir/cmd/etcd/main.go"
   # Version stamps the way hack/lib/version.sh and helm's Makefile set them. Without them
   # kube-apiserver reports v0.0.0-master and helm assumes Kubernetes 1.20 when it has no
   # cluster; charts with kubeVersion: would then be refused.
@@ -148,13 +136,13 @@ build_all() {
   done
   ldf+=" -X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION#v}"
 
-  log "building in one go ($stamp; $(echo "$mods" | wc -l) staging modules) in $dir"
+  log "building in one go ($stamp etcd=$etcd_version; $(echo "$mods" | wc -l) staging modules) in $dir"
   local t0=$SECONDS out=$dir/out
   rm -rf "$out" && mkdir -p "$out"
   (cd "$dir" && go build -trimpath -ldflags="-s -w$ldf" -o "$out/" \
       k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
       k8s.io/kubernetes/cmd/kube-scheduler helm.sh/helm/v3/cmd/helm sigs.k8s.io/kwok/cmd/kwok \
-      github.com/SlinkyProject/slurm-operator/cmd/manager) || die "go build failed ($stamp)"
+      github.com/SlinkyProject/slurm-operator/cmd/manager ./cmd/etcd) || die "go build failed ($stamp)"
   mv -f "$out/manager" "$out/slurm-operator"
   for b in "${BINARIES[@]}"; do
     mv -f "$out/$b" "$bin/$b"
@@ -174,13 +162,12 @@ check_vendor_files() {
 }
 
 check_vendor_files
-get_etcd
 build_all
 # OpenShift's SCC admission (its own code, from the vendored apiserver-library-go tree).
 "$here/tests/k8s/scc-admission-bin.sh"
 
 echo
 log "binaries in $bin:"
-for b in etcd "${BINARIES[@]}" scc-admission; do
+for b in "${BINARIES[@]}" scc-admission; do
   printf '  %-24s %8s  %s\n' "$b" "$(du -hL "$bin/$b" | cut -f1)" "$(cat "$bin/$b.version")"
 done

@@ -9,7 +9,8 @@
 #   kube-controller-manager      StatefulSets, ReplicaSets, ServiceAccounts, PV binding, GC ...
 #   kube-scheduler               binds pods to nodes (hostPort conflicts, nodeSelector ...)
 #   kwok                         plays the kubelets of $nodes Nodes: node heartbeats, pod status,
-#                                pod IPs from each Node's podCIDR (kwok's own stage files)
+#                                pod IPs from each Node's podCIDR (kwok's own stage files), and the
+#                                kubelet's status resync (tests/k8s/kwok-pod-status-resync.yaml)
 #   slurm-operator               Slinky's operator, as its chart's Deployment would run it: with
 #                                the token of the chart's ServiceAccount (so the chart's RBAC is
 #                                what it gets), restarted when it exits, as a kubelet would
@@ -221,6 +222,8 @@ EOF
     cfg+=(--config "$f")
   done
   [ ${#cfg[@]} -ge 10 ] || die "kwok's stages not found under $stages"
+  # And the kubelet's status resync, which none of kwok's stages plays (see the file).
+  cfg+=(--config "$here/tests/k8s/kwok-pod-status-resync.yaml")
   log "starting kwok for $nodes nodes"
   spawn kwok "$bin/kwok" --kubeconfig "$kubeconfig" "${cfg[@]}" \
     --manage-all-nodes=false --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
