@@ -94,7 +94,7 @@ k8s: collection
 	molecule test -s metal3
 
 # Against real services on this machine: BMC preflight (sushy-tools Redfish, IPMI) and
-# Ironic enrollment (Ironic 35.0.0 from PyPI, standalone); metal3_dev_env's checks and rendering.
+# Ironic enrollment (Ironic 35.0.0 from PyPI, standalone); the Metal3 lab role's checks and rendering (lab/metal3-dev-env).
 integration: collection
 	python -m pytest -q tests/integration/metal3
 	./tests/integration/metal3_dev_env.sh

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# ansible-doc must render every module (plugins/modules/*.py), every filter (plugins/filter/*.py)
-# and every role entry point (roles/*/meta/argument_specs.yml) of this checkout. Modules, roles and entry points are
-# discovered, not listed; a role without meta/argument_specs.yml fails too (every role has one).
+# ansible-doc must render every module (plugins/modules/*.py), every filter (plugins/filter/*.py),
+# every role entry point (roles/*/meta/argument_specs.yml) and the labs' own roles (lab/*/roles/*)
+# of this checkout. Modules, roles and entry points are discovered, not listed; a role without
+# meta/argument_specs.yml fails too (every role has one).
 # Each role's README.md must list what its argument_specs say (scripts/role_readme.py --check).
 # Fails, naming each one, when ansible-doc errors, warns, or prints nothing.
 set -euo pipefail
@@ -80,6 +81,11 @@ PY
   for entry in $entries; do
     render "role $namespace.$role entry point $entry" -t role "$namespace.$role" -e "$entry"
   done
+done
+
+# The labs' own roles (lab/*/roles/*, not in the collection), from their roles path.
+for dir in "$here"/lab/*/roles/*/; do
+  render "lab role $(basename "$dir")" -t role -r "$(dirname "$dir")" "$(basename "$dir")"
 done
 
 # Each role's README.md (what Galaxy shows) lists the variables of meta/argument_specs.yml.

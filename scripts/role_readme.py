@@ -3,10 +3,12 @@
 #   <!-- END argument_specs -->
 # lists every entry point with its description and a table of its variables (type, default,
 # required, description), the form Galaxy shows a role in. The rest of the README (what the
-# role does, an example) is written by hand.
+# role does, an example) is written by hand. The collection's roles (roles/) and the labs' own
+# roles (lab/*/roles/, run from their directory) are covered.
 #
 #   python3 scripts/role_readme.py           rewrite the generated part of every role README
 #   python3 scripts/role_readme.py --check   exit 1, naming the README, when one is out of date
+import glob
 import os
 import re
 import sys
@@ -76,16 +78,21 @@ def render(role, specs):
                     name, kind(option), default(option), "yes" if option.get("required") else "",
                     text(option.get("description"))))
             lines.append("")
-    lines.append("`ansible-doc -t role slime.hybrid.%s` shows the same." % role)
+    lines.append("`ansible-doc -t role %s` shows the same." % role)
     lines.append(END)
     return "\n".join(lines)
 
 
 def main(check):
     stale = []
-    for role in sorted(os.listdir(os.path.join(ROOT, "roles"))):
-        spec_file = os.path.join(ROOT, "roles", role, "meta", "argument_specs.yml")
-        readme = os.path.join(ROOT, "roles", role, "README.md")
+    for role_dir in sorted(glob.glob(os.path.join(ROOT, "roles", "*")) + glob.glob(os.path.join(ROOT, "lab", "*", "roles", "*"))):
+        parent = os.path.dirname(role_dir)
+        role = os.path.basename(role_dir)
+        # a collection role by its FQCN; a lab's role with the roles path it is found on
+        role = ("slime.hybrid." + role if parent == os.path.join(ROOT, "roles")
+                else "-r %s %s" % (os.path.relpath(parent, ROOT), role))
+        spec_file = os.path.join(role_dir, "meta", "argument_specs.yml")
+        readme = os.path.join(role_dir, "README.md")
         if not os.path.isfile(spec_file):
             continue
         with open(spec_file) as handle:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# roles/metal3_dev_env on this machine, for real (tests/integration/metal3_dev_env.yml):
+# The Metal3 lab's role (lab/metal3-dev-env/roles/metal3_dev_env) on this machine, for real (tests/integration/metal3_dev_env.yml):
 #   a) with the bring-up enabled, the prerequisite check stops the role and names exactly what this
 #      runner finds missing here (distribution, /dev/kvm, libvirt, git, make, user, sudo, CPUs,
 #      memory, disk, filesystem), and nothing was written;
@@ -19,9 +19,11 @@ cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
 export PATH="$cache/venv/bin:$PATH"
 export ANSIBLE_COLLECTIONS_PATH=${ANSIBLE_COLLECTIONS_PATH:-$cache/collections}
 export ANSIBLE_CONFIG=$here/ansible.cfg PY_COLORS=0 ANSIBLE_NOCOLOR=1
+# The role is the lab's, found on its roles path; the collection's filters it shares come installed.
+export ANSIBLE_ROLES_PATH=$here/lab/metal3-dev-env/roles
 # One line per result, so the messages can be picked out of the log.
 export ANSIBLE_CALLBACK_RESULT_FORMAT=json
-if [ ! -e "$ANSIBLE_COLLECTIONS_PATH/ansible_collections/slime/hybrid/roles/metal3_dev_env" ]; then
+if [ ! -e "$ANSIBLE_COLLECTIONS_PATH/ansible_collections/slime/hybrid/roles/metal3_hosts" ]; then
   echo "slime.hybrid is not installed at $ANSIBLE_COLLECTIONS_PATH (run: make collection)" >&2
   exit 2
 fi
@@ -258,6 +260,14 @@ if ansible-playbook -i "$inv" "$pb" -e scenario=inventory -e metal3_dev_env_work
   pass "e) over the lab: metal3_hosts_list is accepted by metal3_hosts and equals what the role reads"
 else
   sed 's/^/    /' "$work/last.log" | grep -v -i password | tail -n 25; fail "e) the inventory over the lab"
+fi
+
+# The lab's playbook finds the role beside it (no roles path given) and runs it on the inventory.
+if env -u ANSIBLE_ROLES_PATH ansible-playbook -i "$inv" "$here/lab/metal3-dev-env/up.yml" -e metal3_dev_env_run=false \
+    -e metal3_dev_env_base_dir="$work/lab-e" >"$work/last.log" 2>&1 && [ -s "$work/lab-e/config_$(id -un).sh" ]; then
+  pass "e) lab/metal3-dev-env/up.yml on the inventory (bring-up off): config_$(id -un).sh written"
+else
+  sed 's/^/    /' "$work/last.log" | tail -n 25; fail "e) lab/metal3-dev-env/up.yml on the inventory"
 fi
 
 # ---------------------------------------------------------------------------------------------

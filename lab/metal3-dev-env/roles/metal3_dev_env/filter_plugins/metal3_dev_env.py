@@ -1,8 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 slime.hybrid contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What roles/metal3_dev_env decides, as plain functions: its inputs' errors, the networks
-metal3-dev-env derives from them, the host prerequisites it lacks, and the hosts it created.
+"""What the metal3_dev_env role decides, as plain functions and the role's filters: its inputs'
+errors, the networks metal3-dev-env derives from them, the host prerequisites it lacks, and the
+hosts it created. The role is the Metal3 lab's, not the collection's (lab/metal3-dev-env/README.md),
+so these filters are the role's own (no slime.hybrid. prefix); tests/unit/lab/ tests them.
 
 ``settings`` is the role's variables without the ``metal3_dev_env_`` prefix (num_nodes,
 boot_mode, ...). Where a rule comes from metal3-dev-env, the file of metal3-io/metal3-dev-env
@@ -271,3 +273,11 @@ def hosts_problem(found):
     bad += [host["name"] for host in found if host["name"] and not host["bmc"]["address"]]
     bad += [host["name"] for host in found if host["name"] and not host["boot_mac"]]
     return "nodes without a name, BMC address or boot MAC: %s" % ", ".join(bad) if bad else ""
+
+
+class FilterModule(object):
+    """The metal3_dev_env role's filters."""
+
+    def filters(self):
+        return dict(("metal3_dev_env_" + function.__name__, function)
+                    for function in (networks, choices, input_errors, missing, hosts, hosts_problem))

@@ -1,19 +1,25 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 slime.hybrid contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""roles/metal3_dev_env's decisions (module_utils/metal3_dev_env.py)."""
+"""The Metal3 lab role's decisions (lab/metal3-dev-env/roles/metal3_dev_env/filter_plugins/metal3_dev_env.py)."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import importlib.util
 import json
+import os
+import re
 
 import pytest
 
-from ansible_collections.slime.hybrid.plugins.module_utils import metal3_dev_env as m
+ROLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "lab", "metal3-dev-env", "roles", "metal3_dev_env")
+_SPEC = importlib.util.spec_from_file_location("metal3_dev_env_filters", os.path.join(ROLE, "filter_plugins", "metal3_dev_env.py"))
+m = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(m)
 
-# The role's defaults (roles/metal3_dev_env/defaults/main.yml), as the role hands them over.
+# The role's defaults (its defaults/main.yml), as the role hands them over.
 SETTINGS = {
     "num_nodes": 2, "control_plane_machine_count": 1, "worker_machine_count": 1, "node_memory_mb": 4096,
     "bmc_driver": "redfish", "image_os": "ubuntu", "boot_mode": "legacy", "container_runtime": "auto",
@@ -142,3 +148,15 @@ def test_hosts_read_back():
     broken = m.hosts({"nodes": [{"name": "x", "driver_info": {}}, {"driver_info": {"address": "ipmi://h"}}]}, SETTINGS, url, "md5sum")
     assert broken[0]["image"]["checksum_type"] == "md5"
     assert m.hosts_problem(broken) == "nodes without a name, BMC address or boot MAC: ?, x, x"
+
+
+def test_the_role_finds_every_filter_it_calls():
+    """The filters the role's tasks and vars call are the ones its filter plugin registers."""
+    registered = m.FilterModule().filters()
+    called = set()
+    for folder in ("tasks", "vars"):
+        for name in os.listdir(os.path.join(ROLE, folder)):
+            with open(os.path.join(ROLE, folder, name)) as handle:
+                called.update(re.findall(r"\|\s*(metal3_dev_env_\w+)", handle.read()))
+    assert called == set(registered)
+    assert registered["metal3_dev_env_networks"] is m.networks
