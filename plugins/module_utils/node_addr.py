@@ -22,8 +22,9 @@ from ansible_collections.slime.hybrid.plugins.module_utils.cluster_model import 
 def address_error(value):
     """None for an IPv4 address or a host name Slurm can resolve, else why not.
 
-    IPv6 literals are refused: scontrol reads NodeAddr lists as hostlists, and ':' inside
-    brackets-free hostlists is not supported there.
+    IPv6 literals are refused because the bare-metal side of the cluster is IPv4 in this
+    release (cluster_model), and a pod worker's NodeAddr is for bare metal to reach; Slurm 26.05
+    itself takes them, also in one batched update (docs/cluster-model.md, "IPv6").
     """
     text = str(value).strip() if value is not None else ""
     if not text:
