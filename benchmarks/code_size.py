@@ -74,7 +74,7 @@ def main(args):
     if args[:1] == ["--log"] and len(args) == 2:
         for line in git("log", "--reverse", "--format=%h %s", args[1]).splitlines():
             commit = line.split()[0]
-            paths = [path for path in git("diff", "--name-only", commit + "^", commit).split() if counted(path)]
+            paths = [path for path in git("diff", "--no-renames", "--name-only", commit + "^", commit).split() if counted(path)]
             change = sum(file_lines(commit, path) - file_lines(commit + "^", path) for path in paths)
             print("%+5d %s" % (change, line[:110]))
         return 0
