@@ -55,7 +55,7 @@ def kind(option):
     return out
 
 
-def render(role, specs):
+def render(doc_args, specs):
     lines = [BEGIN, ""]
     for entry, spec in specs.items():
         lines.append("### Entry point `%s`%s" % (entry, "" if entry == "main" else
@@ -78,7 +78,7 @@ def render(role, specs):
                     name, kind(option), default(option), "yes" if option.get("required") else "",
                     text(option.get("description"))))
             lines.append("")
-    lines.append("`ansible-doc -t role %s` shows the same." % role)
+    lines.append("`ansible-doc -t role %s` shows the same." % doc_args)
     lines.append(END)
     return "\n".join(lines)
 
@@ -86,11 +86,10 @@ def render(role, specs):
 def main(check):
     stale = []
     for role_dir in sorted(glob.glob(os.path.join(ROOT, "roles", "*")) + glob.glob(os.path.join(ROOT, "lab", "*", "roles", "*"))):
-        parent = os.path.dirname(role_dir)
-        role = os.path.basename(role_dir)
-        # a collection role by its FQCN; a lab's role with the roles path it is found on
-        role = ("slime.hybrid." + role if parent == os.path.join(ROOT, "roles")
-                else "-r %s %s" % (os.path.relpath(parent, ROOT), role))
+        parent, name = os.path.split(role_dir)
+        # what ansible-doc -t role takes: a collection role's FQCN; a lab's role with its roles path
+        doc_args = ("slime.hybrid." + name if parent == os.path.join(ROOT, "roles")
+                    else "-r %s %s" % (os.path.relpath(parent, ROOT), name))
         spec_file = os.path.join(role_dir, "meta", "argument_specs.yml")
         readme = os.path.join(role_dir, "README.md")
         if not os.path.isfile(spec_file):
@@ -107,7 +106,7 @@ def main(check):
             continue
         head, rest = current.split(BEGIN, 1)
         tail = rest.split(END, 1)[1]
-        wanted = head + render(role, specs) + tail
+        wanted = head + render(doc_args, specs) + tail
         if wanted != current:
             if check:
                 stale.append("%s: out of date with meta/argument_specs.yml" % os.path.relpath(readme, ROOT))
