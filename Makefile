@@ -15,7 +15,7 @@ export PY_COLORS := 0
 SLIME_VENDOR_DIR ?= $(firstword $(wildcard $(CURDIR)/../shared/vendor /work/shared/vendor))
 export SLIME_VENDOR_DIR
 
-.PHONY: deps collection demo lab-up lab-down test static unit molecule k8s metal3 integration sanity lint docs-check ee-check galaxy-check bench build
+.PHONY: deps collection demo lab-up lab-down kube-up kube-down test static unit molecule k8s kube metal3 integration sanity lint docs-check ee-check galaxy-check bench build
 
 deps:
 	./scripts/install-deps.sh
@@ -30,6 +30,14 @@ lab-up: deps
 
 lab-down:
 	./lab/down.sh
+
+# The real-Kubernetes lab: kubelet, containerd, CNI, kube-proxy and CoreDNS in three node
+# containers, and the bare-metal hosts beside them (lab/kube/README.md).
+kube-up: deps collection
+	./lab/kube/up.sh
+
+kube-down:
+	./lab/kube/down.sh
 
 # The hybrid lab converged by playbooks/site.yml: pod and bare-metal workers in one cluster.
 demo: deps collection lab-up
@@ -92,6 +100,12 @@ k8s: collection
 	python -m pytest -q tests/k8s
 	molecule test -s k8s
 	molecule test -s metal3
+
+# The whole mission on a real Kubernetes (lab/kube): site.yml installs cert-manager, Slinky's
+# operator and the slurm chart with Slinky's containers rebuilt here, joins the bare-metal hosts,
+# and one srun spans pods and metal.
+kube: collection
+	molecule test -s kube
 
 # Against real services on this machine: BMC preflight (sushy-tools Redfish, IPMI) and
 # Ironic enrollment (Ironic 35.0.0 from PyPI, standalone); the Metal3 lab role's checks and rendering (lab/metal3-dev-env).

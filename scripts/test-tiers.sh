@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run every test tier (make static, unit, molecule, k8s, integration), each to its end even
+# Run every test tier (make static, unit, molecule, k8s, kube, integration), each to its end even
 # when an earlier one failed, and close with one line per tier: passed, failed (with the
 # first error line it printed) or skipped because SKIP_TIERS named it. A tier that cannot
 # run (e.g. no Go toolchain, an unreachable module proxy) fails; it is never skipped unasked.
@@ -9,7 +9,7 @@
 # Exit status: 0 when no tier failed.
 set -uo pipefail
 
-TIERS=(static unit molecule k8s integration)
+TIERS=(static unit molecule k8s kube integration)
 skip=" ${SKIP_TIERS:-} "
 logs=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/test-logs
 mkdir -p "$logs"

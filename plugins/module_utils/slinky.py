@@ -244,7 +244,9 @@ def chart_values(model, nodesets=None, loginsets=None, service_accounts=None):
         if host_network:
             pod_spec.update(hostNetwork=True, dnsPolicy="ClusterFirstWithHostNet")
         elif mode != "routed":  # routed: pod IPs are reachable as they are
-            options["slurmd"] = {"ports": _host_ports([model["slurmd_port"]] + srun_ports)}
+            # The NodeSet's own slurmd settings (image, resources) stay; only the ports are the model's.
+            options["slurmd"] = dict(options.get("slurmd") or {},
+                                     ports=_host_ports([model["slurmd_port"]] + srun_ports))
         values["nodesets"][name] = _pod_set(options, pod_spec)
     for name in sorted(loginsets or {}):
         values["loginsets"][name] = _pod_set(loginsets[name] or {}, {"serviceAccountName": sas["login"]})

@@ -12,6 +12,9 @@
 #                            progress requests kube-apiserver needs for streaming lists)
 #   helm                     helm.sh/helm/v3 at the version the operator's go.mod names
 #   kwok                     sigs.k8s.io/kwok at $KWOK_VERSION: Nodes and Pod status (no kubelet)
+#   kubelet, kube-proxy,     the data plane of the real-Kubernetes lab (lab/kube), and its
+#   kubectl                  client, from the same tree as the control plane
+#   slurm-operator-webhook   the operator's admission webhook (cmd/webhook), run as a pod there
 #   scc-admission            OpenShift's SCC admission decision (tests/k8s/scc-admission-bin.sh)
 #
 # All of them are built by ONE `go build` in one wrapper module, so they share one module
@@ -38,7 +41,8 @@ mkdir -p "$bin" "$build"
 die() { echo "k8s-test-bins: ERROR: $*" >&2; exit 1; }
 log() { echo "k8s-test-bins: $*"; }
 
-BINARIES=(etcd kube-apiserver kube-controller-manager kube-scheduler helm kwok slurm-operator)
+BINARIES=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl helm kwok
+          slurm-operator slurm-operator-webhook)
 
 # go_env, mod_field
 # shellcheck source=tests/k8s/go-env.sh
@@ -141,9 +145,12 @@ build_all() {
   rm -rf "$out" && mkdir -p "$out"
   (cd "$dir" && go build -trimpath -ldflags="-s -w$ldf" -o "$out/" \
       k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-      k8s.io/kubernetes/cmd/kube-scheduler helm.sh/helm/v3/cmd/helm sigs.k8s.io/kwok/cmd/kwok \
-      github.com/SlinkyProject/slurm-operator/cmd/manager ./cmd/etcd) || die "go build failed ($stamp)"
+      k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kubectl \
+      helm.sh/helm/v3/cmd/helm sigs.k8s.io/kwok/cmd/kwok \
+      github.com/SlinkyProject/slurm-operator/cmd/manager github.com/SlinkyProject/slurm-operator/cmd/webhook \
+      ./cmd/etcd) || die "go build failed ($stamp)"
   mv -f "$out/manager" "$out/slurm-operator"
+  mv -f "$out/webhook" "$out/slurm-operator-webhook"
   for b in "${BINARIES[@]}"; do
     mv -f "$out/$b" "$bin/$b"
     echo "$stamp" >"$bin/$b.version"

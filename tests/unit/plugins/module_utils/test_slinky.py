@@ -332,6 +332,15 @@ def test_ports_go_where_the_operator_merges_them_never_to_pod_spec_containers():
     assert "containers" not in ctl["podSpec"] and "containers" not in nodeset["podSpec"]
 
 
+def test_a_nodesets_own_slurmd_settings_survive_the_ports_of_nat_mode():
+    image = {"repository": "mirror.example.org/slinkyproject/slurmd", "tag": "26.05-ubuntu26.04"}
+    own = {"image": image, "resources": {"limits": {"cpu": 4}}}
+    values = _values({"gpu": {"slurmd": dict(own)}})
+    slurmd = values["nodesets"]["gpu"]["slurmd"]
+    assert slurmd["image"] == image and slurmd["resources"] == own["resources"]
+    assert [p["hostPort"] for p in slurmd["ports"]][:1] == [6818]
+
+
 def test_every_pod_runs_as_its_own_service_account_made_by_the_chart():
     values = _values({"slinky": {"podSpec": {"nodeSelector": {"gpu": "yes"}}}})
     assert values["controller"]["podSpec"] == {"serviceAccountName": "slurm-controller"}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Remove the real-Kubernetes lab: node containers, their containerd volumes and cgroups, the
+# bare-metal hosts, and the cluster's state (certificates, kubeconfig). Built images and
+# binaries stay cached.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lab/kube/env.sh
+. "$here/env.sh"
+for n in $KUBE_NODES; do
+  name=${n%%=*}
+  # The pods' cgroups sit below the node container's own (the kubelet's cgroupRoot): podman
+  # removes the container's cgroup only when they are gone (cgroup v1: depth first).
+  cg=$(podman inspect -f '{{.State.CgroupPath}}' "$name" 2>/dev/null || true)
+  podman rm -f -t 5 "$name" >/dev/null 2>&1 || true
+  podman volume rm -f "$name-containerd" >/dev/null 2>&1 || true
+  if [ -n "$cg" ]; then
+    for h in /sys/fs/cgroup/*/; do
+      [ -d "$h$cg" ] && { find "$h$cg" -depth -type d -exec rmdir {} \; 2>/dev/null || true; }
+    done
+  fi
+done
+for b in $LAB_BMS; do podman rm -f -t 2 "${b%%=*}" >/dev/null 2>&1 || true; done
+rm -rf "$KUBE_DIR/pki" "$KUBE_DIR/nodes" "$KUBE_KUBECONFIG"
+echo "lab/kube: down"

@@ -1,0 +1,264 @@
+#!/usr/bin/env bash
+# Bring up the real-Kubernetes lab: a Kubernetes cluster of three node containers (kubelet,
+# containerd, runc, the upstream CNI plugins, kube-proxy; the control plane on the first) with
+# CoreDNS as cluster DNS, and the hybrid lab's bare-metal hosts beside them on the external
+# network. Nothing of Slurm or Slinky is installed here: playbooks/site.yml does that.
+# Idempotent: a cluster that is up is kept. See lab/README.md.
+#
+# Pod network: each node's CNI is bridge + host-local (its spec.podCIDR, given by the
+# controller-manager) + portmap (hostPorts); each node routes the other nodes' podCIDRs to
+# them (what flannel's host-gw backend does; flannel itself does not build from the Go proxy
+# here). Pod egress leaving the cluster CIDR is masqueraded to the node address, as common
+# CNIs do, except to the bare-metal network in routed mode (SLIME_LAB_MODE), where pods and
+# bare metal see each other's real addresses.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+# shellcheck source=lab/kube/env.sh
+. "$here/env.sh"
+# shellcheck source=lab/lib.sh
+. "$here/../lib.sh"
+case "$LAB_MODE" in nat|routed|hostnetwork) ;; *)
+  echo "lab/kube: SLIME_LAB_MODE=$LAB_MODE is not one of nat, routed, hostnetwork" >&2; exit 2 ;;
+esac
+die() { echo "lab/kube: ERROR: $*" >&2; exit 1; }
+log() { echo "lab/kube: $*"; }
+t0=$SECONDS
+
+# --- what the nodes run: binaries, images -------------------------------------------------
+mkdir -p "$KUBE_DIR"
+build_log=$KUBE_DIR/build.log
+: >"$build_log"
+build() {  # build WHAT CMD...: output to $build_log, shown when it fails
+  "$@" >>"$build_log" 2>&1 || die "$1 failed: $(tail -15 "$build_log")"
+}
+build "$repo/tests/k8s/k8s-test-bins.sh"       # kubelet, kube-proxy, kubectl, the control plane, helm, Slinky's operator
+build "$here/bins.sh"                          # CoreDNS, cert-manager and its chart
+build "$repo/tests/k8s/slinky-charts.sh"       # Slinky's charts
+build "$repo/lab/build-image.sh"               # the bare-metal hosts' image
+build "$here/images.sh" --require-all          # the pods' images
+pause_ref=$("$here/images.sh" list | sed -n 's/^pause=//p')
+grep -qF "sandbox_image = \"$pause_ref\"" "$here/node/containerd.toml" \
+  || die "lab/kube/node/containerd.toml must name the sandbox image lab/kube/images.sh builds ($pause_ref)"
+sum=$(cat "$here"/node/* | sha256sum | cut -c1-16)
+if [ "$(podman image inspect -f '{{ index .Labels "slime.lab.sum" }}' "$KUBE_NODE_IMAGE" 2>/dev/null)" != "$sum" ]; then
+  log "building $KUBE_NODE_IMAGE"
+  podman build -q --label "slime.lab.sum=$sum" --build-arg "MINBASE=$("$repo/lab/minbase.sh" trixie)" \
+    -t "$KUBE_NODE_IMAGE" -f "$here/node/Containerfile" "$here/node" >/dev/null
+fi
+log "binaries and images ready ($((SECONDS - t0)) s)"
+
+# The hybrid lab's Kubernetes imitation shares the bare-metal hosts' names: one lab at a time.
+for c in k8snode ctl pod-1 pod-2; do
+  podman container exists "$c" && die "the podman-only hybrid lab is up (container $c): run lab/down.sh first"
+done
+podman network exists "$LAB_EXT_NET" || {
+  lab_clear_stale_bridges "$LAB_EXT_CIDR"
+  podman network create --disable-dns --subnet "$LAB_EXT_CIDR" "$LAB_EXT_NET" >/dev/null
+}
+
+# --- certificates and credentials (made once per cluster) ---------------------------------
+pki=$KUBE_DIR/pki
+if [ ! -s "$pki/tokens.csv" ]; then
+  rm -rf "$pki.tmp" && mkdir -p "$pki.tmp" && chmod 0700 "$pki.tmp"
+  (
+    cd "$pki.tmp"
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 3650 \
+      -subj /CN=slime-kube-ca 2>/dev/null
+    cert() {  # cert NAME SUBJECT [SAN]
+      openssl req -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "$2" 2>/dev/null
+      openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
+        -out "$1.crt" ${3:+-extfile <(printf 'subjectAltName=%s\n' "$3")} 2>/dev/null
+      rm -f "$1.csr"
+    }
+    cert apiserver /CN=kube-apiserver "IP:$KUBE_API_IP,IP:$KUBE_API_SERVICE_IP,IP:127.0.0.1,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:localhost"
+    cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client"
+    openssl genrsa -out sa.key 2048 2>/dev/null
+    openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+    # Static tokens: one identity per component, as kubeadm gives them certificates; the
+    # default RBAC bindings of these users (system:kube-proxy, ...) and the Node authorizer
+    # apply to them unchanged.
+    tok() { openssl rand -hex 24; }
+    {
+      echo "$(tok),admin,admin,\"system:masters\""
+      echo "$(tok),system:kube-controller-manager,system:kube-controller-manager"
+      echo "$(tok),system:kube-scheduler,system:kube-scheduler"
+      echo "$(tok),system:kube-proxy,system:kube-proxy"
+      for n in $KUBE_NODES; do echo "$(tok),system:node:${n%%=*},system:node:${n%%=*},\"system:nodes\""; done
+    } >tokens.csv
+    chmod 0600 ./*
+  )
+  rm -rf "$pki" && mv "$pki.tmp" "$pki"
+fi
+token() { awk -F, -v u="$1" '$2==u{print $1}' "$pki/tokens.csv"; }
+kubeconfig() {  # kubeconfig USER SERVER
+  cat <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: slime-kube
+  cluster: {server: "$2", certificate-authority-data: $(base64 -w0 "$pki/ca.crt")}
+users:
+- name: "$1"
+  user: {token: $(token "$1")}
+contexts:
+- name: slime-kube
+  context: {cluster: slime-kube, user: "$1"}
+current-context: slime-kube
+EOF
+}
+(umask 077; kubeconfig admin "https://$KUBE_API_IP:6443" >"$KUBE_KUBECONFIG")
+kc() { "$KUBE_BIN/kubectl" --kubeconfig "$KUBE_KUBECONFIG" "$@"; }
+
+# --- node containers ----------------------------------------------------------------------
+node_dir() { echo "$KUBE_DIR/nodes/$1"; }
+write_node_config() {  # write_node_config NAME IP ROLE
+  local name=$1 ip=$2 role=$3 d
+  d=$(node_dir "$name")
+  mkdir -p "$d/cni" && chmod 0700 "$d"
+  cat >"$d/node.env" <<EOF
+NODE_NAME=$name
+NODE_IP=$ip
+ROLE=$role
+SERVICE_CIDR=$KUBE_SERVICE_CIDR
+CLUSTER_CIDR=$KUBE_CLUSTER_CIDR
+NODE_LABELS=slime.hybrid/lab=kube
+EOF
+  (umask 077
+   kubeconfig "system:node:$name" "https://$KUBE_API_IP:6443" >"$d/kubelet.kubeconfig"
+   kubeconfig system:kube-proxy "https://$KUBE_API_IP:6443" >"$d/kube-proxy.kubeconfig"
+   if [ "$role" = control-plane ]; then
+     kubeconfig system:kube-controller-manager https://127.0.0.1:6443 >"$d/controller-manager.kubeconfig"
+     kubeconfig system:kube-scheduler https://127.0.0.1:6443 >"$d/scheduler.kubeconfig"
+   fi)
+  # cgroupfs driver on this host's cgroup v1 hybrid layout (the runtime config the kubelet
+  # would take from containerd is "not implemented" in 1.7): failCgroupV1 off, and a
+  # cgroupRoot of its own per node (made below in every v1 hierarchy). Image GC off: the
+  # images were imported, no registry can give them back. Eviction thresholds low: the
+  # nodes share the machine's disk and memory with everything else.
+  cat >"$d/kubelet.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+  x509: {clientCAFile: /etc/kube/pki/ca.crt}
+authorization: {mode: Webhook}
+containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
+cgroupDriver: cgroupfs
+cgroupRoot: /slime-$name
+failCgroupV1: false
+failSwapOn: false
+clusterDNS: [$KUBE_DNS_IP]
+clusterDomain: cluster.local
+resolvConf: /etc/resolv.conf
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%, nodefs.inodesFree: 1%}
+serializeImagePulls: false
+EOF
+  # conntrack.maxPerCore 0: kube-proxy leaves the host-wide conntrack sysctls alone (a node
+  # container may not set them; kind does the same).
+  cat >"$d/kube-proxy.yaml" <<EOF
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: /etc/kube/kube-proxy.kubeconfig}
+hostnameOverride: $name
+mode: iptables
+clusterCIDR: $KUBE_CLUSTER_CIDR
+conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+EOF
+}
+
+first=1
+for n in $KUBE_NODES; do
+  name=${n%%=*} ip=${n#*=}
+  role=node; [ "$first" = 1 ] && role=control-plane; first=0
+  if [ "$(podman inspect -f '{{.State.Running}}' "$name" 2>/dev/null)" = true ]; then continue; fi
+  write_node_config "$name" "$ip" "$role"
+  podman rm -f "$name" >/dev/null 2>&1 || true
+  # --cgroupns=host: the kubelet manages pod cgroups under its cgroupRoot in the host's tree.
+  podman run -d --name "$name" --hostname "$name" --label slime-lab=kube \
+    --privileged --cgroupns=host --network "$LAB_EXT_NET:ip=$ip" \
+    --sysctl net.ipv4.ip_forward=1 --sysctl net.ipv4.conf.all.send_redirects=0 \
+    -v "$(node_dir "$name"):/etc/kube" -v "$pki:/etc/kube/pki:ro" -v "$KUBE_BIN:/opt/kube/bin:ro" \
+    -v "$KUBE_IMAGES:/images:ro" -v "$name-containerd:/var/lib/containerd" \
+    "$KUBE_NODE_IMAGE" >/dev/null
+  log "started node $name ($ip, $role)"
+done
+
+# Images into every node's containerd (k8s.io namespace, where the kubelet looks), pinned.
+for n in $KUBE_NODES; do
+  name=${n%%=*}
+  for _ in $(seq 120); do podman exec "$name" ctr version >/dev/null 2>&1 && break; sleep 0.5; done
+  have=$(podman exec "$name" ctr -n k8s.io images ls -q 2>/dev/null || true)
+  while IFS='=' read -r short ref; do
+    grep -qxF "$ref" <<<"$have" && continue
+    podman exec "$name" ctr -n k8s.io images import "/images/$short.tar" >/dev/null \
+      || die "importing $short into $name failed"
+    podman exec "$name" ctr -n k8s.io images label "$ref" io.cri-containerd.pinned=pinned >/dev/null
+  done < <("$here/images.sh" list)
+done
+log "images imported ($((SECONDS - t0)) s)"
+
+# --- pod network: podCIDRs from the controller-manager -> CNI config, routes, egress NAT ---
+for _ in $(seq 240); do kc get --raw /readyz >/dev/null 2>&1 && break; sleep 0.5; done
+kc get --raw /readyz >/dev/null || die "kube-apiserver not ready; see podman exec kube-cp cat /var/log/kube/kube-apiserver.log"
+podcidr() { kc get node "$1" -o jsonpath='{.spec.podCIDR}' 2>/dev/null; }
+for n in $KUBE_NODES; do
+  for _ in $(seq 240); do [ -n "$(podcidr "${n%%=*}")" ] && break; sleep 0.5; done
+  [ -n "$(podcidr "${n%%=*}")" ] || die "node ${n%%=*} did not register with a podCIDR"
+done
+for n in $KUBE_NODES; do
+  name=${n%%=*} ip=${n#*=} d=$(node_dir "${n%%=*}")
+  cidr=$(podcidr "$name")
+  cat >"$d/cni/10-slime.conflist" <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "slime-pods",
+  "plugins": [
+    {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+     "ipam": {"type": "host-local", "ranges": [[{"subnet": "$cidr"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+EOF
+  {
+    echo '#!/bin/sh'
+    echo "# Written by lab/kube/up.sh: routes to the other nodes' pods, pod egress NAT ($LAB_MODE mode)."
+    for m in $KUBE_NODES; do
+      [ "${m%%=*}" = "$name" ] && continue
+      echo "ip route replace $(podcidr "${m%%=*}") via ${m#*=}"
+    done
+    echo "iptables -w -t nat -N SLIME-POD-EGRESS 2>/dev/null || iptables -w -t nat -F SLIME-POD-EGRESS"
+    echo "iptables -w -t nat -C POSTROUTING -s $cidr -j SLIME-POD-EGRESS 2>/dev/null || iptables -w -t nat -A POSTROUTING -s $cidr -j SLIME-POD-EGRESS"
+    echo "iptables -w -t nat -A SLIME-POD-EGRESS -d $KUBE_CLUSTER_CIDR -j RETURN"
+    [ "$LAB_MODE" = routed ] && echo "iptables -w -t nat -A SLIME-POD-EGRESS -d $LAB_EXT_CIDR -j RETURN"
+    echo "iptables -w -t nat -A SLIME-POD-EGRESS -j MASQUERADE"
+  } >"$d/network.sh"
+  chmod 0755 "$d/network.sh"
+  podman exec "$name" /etc/kube/network.sh
+done
+
+for _ in $(seq 240); do
+  [ "$(kc get nodes --no-headers 2>/dev/null | grep -c ' Ready ')" = "$(wc -w <<<"$KUBE_NODES")" ] && break
+  sleep 0.5
+done
+[ "$(kc get nodes --no-headers 2>/dev/null | grep -c ' Ready ')" = "$(wc -w <<<"$KUBE_NODES")" ] \
+  || die "nodes not Ready after 120 s: $(kc get nodes --no-headers 2>&1 | tr '\n' ';')"
+log "nodes Ready ($((SECONDS - t0)) s)"
+
+# --- cluster DNS ----------------------------------------------------------------------------
+coredns_ref=$("$here/images.sh" list | sed -n 's/^coredns=//p')
+sed -e "s|@COREDNS_IMAGE@|$coredns_ref|" -e "s|@DNS_IP@|$KUBE_DNS_IP|" "$here/manifests/coredns.yaml" \
+  | kc apply -f - >/dev/null
+kc -n kube-system rollout status deployment/coredns --timeout=180s >/dev/null \
+  || die "CoreDNS did not become ready: $(kc -n kube-system get pods -l k8s-app=kube-dns --no-headers 2>&1)"
+log "cluster DNS ready ($((SECONDS - t0)) s)"
+
+# --- bare-metal hosts -------------------------------------------------------------------------
+for b in $LAB_BMS; do lab_bm_run "${b%%=*}" "${b#*=}"; done
+for b in $LAB_BMS; do lab_wait_booted "${b%%=*}"; lab_bm_hosts "${b%%=*}" "${b#*=}"; done
+
+log "up in $((SECONDS - t0)) s (network mode $LAB_MODE); KUBECONFIG=$KUBE_KUBECONFIG"
+kc get nodes -o wide
