@@ -15,7 +15,7 @@ export PY_COLORS := 0
 SLIME_VENDOR_DIR ?= $(firstword $(wildcard $(CURDIR)/../shared/vendor /work/shared/vendor))
 export SLIME_VENDOR_DIR
 
-.PHONY: deps collection demo lab-up lab-down kube-up kube-down test static unit molecule k8s kube metal3 integration sanity lint docs-check ee-check galaxy-check bench build
+.PHONY: deps collection demo lab-demo lab-up lab-down kube-up kube-down test static unit molecule k8s kube metal3 integration sanity lint docs-check ee-check galaxy-check bench build
 
 deps:
 	./scripts/install-deps.sh
@@ -39,13 +39,28 @@ kube-up: deps collection
 kube-down:
 	./lab/kube/down.sh
 
-# The hybrid lab converged by playbooks/site.yml: pod and bare-metal workers in one cluster.
-demo: deps collection lab-up
+# The main job on a real Kubernetes (lab/kube): site.yml installs cert-manager, Slinky's operator
+# and the slurm chart, reads the controller from the cluster and joins the bare-metal hosts;
+# then sinfo and srun across pod and bare-metal workers, from the controller pod and from bare metal.
+KUBECTL := $(CACHE)/k8s/bin/kubectl --kubeconfig $(CACHE)/kube/kubeconfig
+CTL := $(KUBECTL) -n slurm exec slurm-controller-0 -c slurmctld --
+demo: deps collection kube-up
+	K8S_AUTH_KUBECONFIG=$(CACHE)/kube/kubeconfig ansible-playbook -i inventories/kube/hosts.yml playbooks/site.yml
+	@echo; echo '$$ kubectl get pods -A -o wide'
+	@$(KUBECTL) get pods -A -o wide
+	@echo; echo '$$ sinfo -N -o "%N %T %f"   (in the controller pod)'
+	@$(CTL) sinfo -N -o '%N %T %f'
+	@echo; echo '$$ srun -N4 hostname   (pod and bare-metal workers in one step, from the controller pod)'
+	@$(CTL) timeout 60 srun -N4 -l hostname | sort
+	@echo; echo '$$ srun -N4 hostname   (launched from bare-metal host bm-1)'
+	@podman exec bm-1 timeout 60 srun -N4 -l hostname | sort
+
+# The podman-only hybrid lab (lab/up.sh: Kubernetes played by iptables rules, a hand-written
+# slurm.conf): faster, for the bare-metal side; SLIME_LAB_MODE=routed|hostnetwork picks the mode.
+lab-demo: deps collection lab-up
 	ansible-playbook -i inventories/lab/hosts.yml playbooks/site.yml
 	@echo; echo '$$ sinfo -N -o "%N %T %f"   (on the controller pod)'
 	@podman exec ctl sinfo -N -o '%N %T %f'
-	@echo; echo '$$ srun -N2 --constraint=baremetal hostname'
-	@podman exec ctl timeout 60 srun -N2 --constraint=baremetal hostname
 	@echo; echo '$$ srun -N4 hostname   (pod and bare-metal workers in one step)'
 	@podman exec ctl timeout 60 srun -N4 -l hostname | sort
 	@echo; echo '$$ srun -N4 hostname   (launched from bare-metal host bm-1)'

@@ -7,6 +7,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/env.sh"
 # shellcheck source=lab/lib.sh
 . "$here/lib.sh"
+# The real-Kubernetes lab (lab/kube) shares the bare-metal hosts and the external network.
+if podman container exists kube-cp; then
+  echo "lab: the real-Kubernetes lab is up (lab/kube/down.sh removes it); the podman-only lab is not" >&2
+  exit 0
+fi
 # shellcheck disable=SC2046,SC2086  # lists of container names, split on purpose
 podman rm -f -t 2 $LAB_CONTAINERS $(podman ps -aq --filter label=slime-lab=1) >/dev/null 2>&1
 podman network rm -f "$LAB_POD_NET" "$LAB_EXT_NET" >/dev/null 2>&1

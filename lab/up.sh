@@ -12,6 +12,8 @@ case "$LAB_MODE" in nat|routed|hostnetwork) ;; *)
   echo "lab: SLIME_LAB_MODE=$LAB_MODE is not one of nat, routed, hostnetwork" >&2; exit 2 ;;
 esac
 
+podman container exists kube-cp && {
+  echo "lab: the real-Kubernetes lab is up and holds the bare-metal hosts: run lab/kube/down.sh first" >&2; exit 1; }
 "$here/build-image.sh" >/dev/null
 mkdir -p "$LAB_CACHE"
 chmod 0700 "$LAB_CACHE"

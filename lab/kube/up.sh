@@ -256,6 +256,27 @@ kc -n kube-system rollout status deployment/coredns --timeout=180s >/dev/null \
   || die "CoreDNS did not become ready: $(kc -n kube-system get pods -l k8s-app=kube-dns --no-headers 2>&1)"
 log "cluster DNS ready ($((SECONDS - t0)) s)"
 
+# --- storage: what a cluster's provisioner offers, as static PersistentVolumes ---------------
+# slurmctld keeps its state on a claim (the chart's controller.persistence, 4Gi ReadWriteOnce).
+# hostPath volumes on every node, owned by slurm (401, Slinky's images), so the controller pod
+# can be scheduled anywhere; its state stays on the node it wrote it on.
+for n in $KUBE_NODES; do
+  podman exec "${n%%=*}" sh -c 'for i in 0 1 2; do install -d -m 0700 -o 401 -g 401 /var/lib/slime-pv/$i; done'
+done
+for i in 0 1 2; do
+  cat <<EOF
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: slime-pv-$i, labels: {slime.hybrid/lab: kube}}
+spec:
+  capacity: {storage: 4Gi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  hostPath: {path: /var/lib/slime-pv/$i, type: Directory}
+---
+EOF
+done | kc apply -f - >/dev/null
+
 # --- bare-metal hosts -------------------------------------------------------------------------
 for b in $LAB_BMS; do lab_bm_run "${b%%=*}" "${b#*=}"; done
 for b in $LAB_BMS; do lab_wait_booted "${b%%=*}"; lab_bm_hosts "${b%%=*}" "${b#*=}"; done
