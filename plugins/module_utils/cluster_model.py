@@ -248,8 +248,16 @@ def dns_label_errors(names, label=None):
 
 # What a site with a Kubernetes API does not write down: slinky_info reads it from the running
 # cluster (the controller pod's address and names, the node behind the NodePort, the Slurm
-# release of the slurmctld image). A site without one (the local lab) states it in slime_cluster.
-DISCOVERED = ("controller.host", "controller.aliases", "controller.address", "nodeport.address", "slurm_version")
+# release of the slurmctld image, and in network_mode routed each Node's pod CIDR and address).
+# A site without one (the local lab) states it in slime_cluster.
+DISCOVERED = ("controller.host", "controller.aliases", "controller.address", "nodeport.address", "slurm_version",
+              "pod_routes")
+
+# Discovered keys where what the site states wins: a site may route differently from what the
+# Nodes say (a subset, or through a gateway). Every other discovered key wins over the intent
+# (the cluster is what it is: the Service's real nodePort, the controller pod's current address).
+# An empty list states nothing.
+SITE_WINS = ("pod_routes",)
 
 
 def validate(intent, discovered=None):
@@ -285,7 +293,8 @@ def _model(intent, discovered):
     if discovered not in (None, {}) and not isinstance(discovered, dict):
         return None, ["the discovered facts must be a dict (slinky_info's cluster), got %s" % type(discovered).__name__]
     if discovered and isinstance(intent, dict):
-        intent = _merge(intent, discovered)
+        stated = [key for key in SITE_WINS if intent.get(key) not in (None, "", [])]
+        intent = _merge(intent, dict((k, v) for k, v in discovered.items() if k not in stated))
     return _build(intent)
 
 
@@ -332,7 +341,7 @@ def _build(raw, require_discovered=True):
     np_port = _optional(errors, "nodeport.port", nodeport.get("port"), needs_nodeport,
                         "the controller Service's nodePort, %d-%d" % NODEPORT_RANGE, _check_port, *NODEPORT_RANGE)
 
-    routes = _check_routes(errors, m.get("pod_routes"), required=(mode == "routed"))
+    routes = _check_routes(errors, m.get("pod_routes"), required=(mode == "routed" and require_discovered))
     worker, worker_errors = worker_settings(m.get("worker"))
     errors += worker_errors
 

@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import ipaddress
 import re
 
 from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model
@@ -97,8 +98,41 @@ def slurmctld_host(slurm_conf):
     raise SlinkyInfoError("slurm.conf has no SlurmctldHost line")
 
 
-def cluster_facts(pods, services, port=6817, service_name=None, with_nodeport=True, slurm_conf=None):
-    """The part of slime_cluster that comes from the cluster: controller, nodeport, slurm_version.
+def _is_ipv6(text):
+    # IPv4 addresses and networks never hold a ':'; what is neither is left to the model to name.
+    return ":" in str(text)
+
+
+def _route_key(route):
+    try:
+        return (0, ipaddress.ip_network(route["cidr"], strict=False), route["via"])
+    except ValueError:
+        return (1, route["cidr"], route["via"])
+
+
+def pod_routes(nodes):
+    """[{cidr, via}] for network_mode routed: each IPv4 CIDR of a Node's spec.podCIDRs (else
+    spec.podCIDR) via the Node's IPv4 InternalIP, sorted by network.
+
+    The controller-manager allocates podCIDRs (--allocate-node-cidrs) in registration order, so
+    only the running cluster knows them. A Node without a podCIDR yet (just registered, or a CNI
+    with its own IPAM) or without an IPv4 InternalIP is left out; IPv6 entries are skipped, as
+    the bare-metal side is IPv4 only (cluster_model refuses an IPv6 route by name)."""
+    routes = []
+    for node in nodes or []:
+        spec = node.get("spec") or {}
+        cidrs = spec.get("podCIDRs") or ([spec["podCIDR"]] if spec.get("podCIDR") else [])
+        via = next((a.get("address") for a in (node.get("status") or {}).get("addresses") or []
+                    if a.get("type") == "InternalIP" and a.get("address") and not _is_ipv6(a["address"])), None)
+        if via is None:
+            continue
+        routes.extend({"cidr": cidr, "via": via} for cidr in cidrs if cidr and not _is_ipv6(cidr))
+    return sorted(routes, key=_route_key)
+
+
+def cluster_facts(pods, services, port=6817, service_name=None, with_nodeport=True, slurm_conf=None, nodes=None):
+    """The part of slime_cluster that comes from the cluster: controller, nodeport, slurm_version,
+    and pod_routes when nodes (the Node objects) are given.
 
     with_nodeport=False (network_mode routed) leaves the NodePort out. slurm_conf (the operator's
     rendered slurm.conf): the controller's host is then the address part of SlurmctldHost, which
@@ -125,6 +159,8 @@ def cluster_facts(pods, services, port=6817, service_name=None, with_nodeport=Tr
         svc_name, nodeport, policy = node_port(services, port, service_name)
         facts["nodeport"] = {"address": status.get("hostIP"), "port": nodeport, "service": svc_name,
                              "external_traffic_policy": policy}
+    if nodes is not None:
+        facts["pod_routes"] = pod_routes(nodes)
     return facts
 
 

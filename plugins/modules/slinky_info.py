@@ -17,6 +17,8 @@ description:
     and the Slurm version (from the slurmctld image tag), shaped as the C(controller), C(nodeport) and
     C(slurm_version) keys of the C(slime_cluster) model, so that C(playbooks/site.yml) can hand them
     to the C(slurm_node) role.
+  - With O(pod_routes=true) also returns C(pod_routes), the route to each Kubernetes node's pod CIDR that
+    bare metal needs in network_mode C(routed), read from the Node objects.
   - With O(include_key=true) also returns C(slurm.key) as stored in its Secret (base64).
     Use the task with C(no_log) then; the key is never returned otherwise.
   - Uses the Kubernetes connection options of C(kubernetes.core).
@@ -41,6 +43,16 @@ options:
     description: slurmctld's port.
     type: int
     default: 6817
+  pod_routes:
+    description:
+      - Also read the Node objects and return C(pod_routes), needed in network_mode C(routed), which routes
+        every IPv4 CIDR of a Node's C(spec.podCIDRs) (else C(spec.podCIDR)) via that Node's IPv4 C(InternalIP).
+      - Nodes without a podCIDR (not yet allocated, or a CNI with its own IPAM) or without an IPv4 InternalIP are
+        left out, IPv6 CIDRs are skipped; the module warns when no route is found.
+      - Needs permission to C(list) C(nodes) at cluster scope (a ClusterRole), beyond the namespaced reads
+        of the other keys.
+    type: bool
+    default: false
   include_key:
     description: Also return the slurm.key (base64). Use C(no_log) on the task.
     type: bool
@@ -75,6 +87,13 @@ EXAMPLES = r"""
     namespace: slurm
   register: slinky
 
+- name: In network_mode routed, also the routes to the pod CIDRs (needs list on nodes)
+  slime.hybrid.slinky_info:
+    namespace: slurm
+    nodeport: false
+    pod_routes: true
+  register: slinky_routed
+
 - name: And the key, without logging it
   slime.hybrid.slinky_info:
     namespace: slurm
@@ -90,13 +109,17 @@ cluster:
     - C(controller.host) is the name Slurm connects to, the address part of C(SlurmctldHost=NAME(ADDRESS)) in the
       slurm.conf the operator rendered (its ConfigMap); C(controller.aliases) holds the name part. Bare metal maps
       both to C(controller.address).
+    - C(pod_routes), only with O(pod_routes=true), is a list of C({cidr, via}) sorted by CIDR, one per IPv4 pod CIDR
+      of each Node that has one and an IPv4 InternalIP. A site's own C(slime_cluster.pod_routes) wins over it.
   returned: success
   type: dict
   sample: {"controller": {"host": "slurm-controller.slurm", "aliases": ["slurm-controller-0"], "address": "10.244.1.5", "port": 6817,
                           "pod": "slurm-controller-0", "node": "worker-1"},
            "nodeport": {"address": "192.168.1.21", "port": 30017, "service": "slurm-controller",
                         "external_traffic_policy": "Local"},
-           "slurm_version": "26.05"}
+           "slurm_version": "26.05",
+           "pod_routes": [{"cidr": "10.244.0.0/24", "via": "192.168.1.20"},
+                          {"cidr": "10.244.1.0/24", "via": "192.168.1.21"}]}
 slurm_key_b64:
   description: The slurm.key as base64, only with O(include_key=true).
   returned: when include_key
@@ -115,6 +138,15 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import
 from ansible_collections.slime.hybrid.plugins.module_utils import slinky
 
 
+def _nodes(module, svc):
+    """The Node objects: cluster-scoped, so read only when asked (network_mode routed)."""
+    try:
+        return svc.find("Node", "v1")["resources"]
+    except CoreException as exc:
+        module.fail_json(msg="slinky_info: reading the Nodes for pod_routes (needs list on nodes at cluster scope, "
+                             "a ClusterRole): %s" % exc)
+
+
 def main():
     argument_spec = dict(
         copy.deepcopy(AUTH_ARG_SPEC),
@@ -123,6 +155,7 @@ def main():
         service_name=dict(type="str"),
         nodeport=dict(type="bool", default=True),
         port=dict(type="int", default=6817),
+        pod_routes=dict(type="bool", default=False),
         include_key=dict(type="bool", default=False),
         key_secret=dict(type="str", default="slurm-auth-slurm", no_log=False),
         key_name=dict(type="str", default="slurm.key", no_log=False),
@@ -138,8 +171,12 @@ def main():
         if config_name:
             config = svc.find("ConfigMap", "v1", name=config_name, namespace=params["namespace"])
             slurm_conf = ((config["resources"] or [{}])[0].get("data") or {}).get("slurm.conf")
+        nodes = _nodes(module, svc) if params["pod_routes"] else None
         result = {"cluster": slinky.cluster_facts(pods["resources"], services["resources"], params["port"],
-                                                  params["service_name"], params["nodeport"], slurm_conf)}
+                                                  params["service_name"], params["nodeport"], slurm_conf, nodes)}
+        if nodes is not None and not result["cluster"]["pod_routes"]:
+            module.warn("no Node has an IPv4 spec.podCIDR and InternalIP (%d Nodes read); with a CNI that allocates "
+                        "pod addresses itself, state pod_routes in slime_cluster" % len(nodes))
         policy = result["cluster"].get("nodeport", {}).get("external_traffic_policy")
         if policy not in (None, "Local"):
             module.warn("Service %s has externalTrafficPolicy %s: kube-proxy SNATs bare-metal registrations and "

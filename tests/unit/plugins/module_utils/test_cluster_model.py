@@ -417,6 +417,53 @@ def test_intent_completed_by_discovery_is_the_model():
     assert cm.normalize(intent(), moved)["conf_server"] == "192.168.10.2:30020"
 
 
+ROUTED_DISCOVERED = dict(DISCOVERED, nodeport=None,
+                         pod_routes=[{"cidr": "10.244.0.0/24", "via": "192.168.10.1"},
+                                     {"cidr": "10.244.1.0/24", "via": "192.168.10.2"}])
+del ROUTED_DISCOVERED["nodeport"]
+
+
+def routed_intent(**changes):
+    return intent(**dict({"network_mode": "routed", "nodeport.port": DELETE}, **changes))
+
+
+def test_routed_intent_may_leave_pod_routes_to_discovery():
+    assert "pod_routes" in cm.DISCOVERED
+    assert cm.intent_errors(routed_intent()) == []
+    assert cm.normalize_intent(routed_intent())["routes"] == []
+    # The model for bare metal needs them, stated or discovered.
+    errors = cm.validate(routed_intent(), dict(ROUTED_DISCOVERED, pod_routes=[]))
+    assert errors == ["pod_routes is required with network_mode=routed ([{cidr: POD_CIDR, via: NODE_IP}, ...] "
+                      "from each Node's spec.podCIDRs)"]
+    assert any("pod_routes is required" in error for error in cm.validate(routed_intent()))
+    model = cm.normalize(routed_intent(), ROUTED_DISCOVERED)
+    assert model["routes"] == model["pod_routes"] == ROUTED_DISCOVERED["pod_routes"]
+    assert model["pod_cidrs"] == ["10.244.0.0/24", "10.244.1.0/24"]
+    assert model["conf_server"] == "10.244.1.5:6820"
+    assert cm.normalize(model) == model
+
+
+def test_routes_the_site_states_win_over_discovered_ones():
+    subset = [{"cidr": "10.244.1.0/24", "via": "192.168.10.2"}]
+    model = cm.normalize(routed_intent(pod_routes=subset), ROUTED_DISCOVERED)
+    assert model["routes"] == subset
+    # Through a gateway rather than the node itself: still the site's.
+    gateway = [{"cidr": "10.244.0.0/16", "via": "192.168.10.254"}]
+    assert cm.normalize(routed_intent(pod_routes=gateway), ROUTED_DISCOVERED)["routes"] == gateway
+    # An empty list states nothing: the discovered routes fill it (normalize_intent's output has []).
+    found = ROUTED_DISCOVERED["pod_routes"]
+    assert cm.normalize(routed_intent(pod_routes=[]), ROUTED_DISCOVERED)["routes"] == found
+    assert cm.normalize(cm.normalize_intent(routed_intent()), ROUTED_DISCOVERED)["routes"] == found
+    # Every other discovered key still wins over the intent.
+    moved = cm.normalize(routed_intent(**{"controller.address": "10.244.9.9"}), ROUTED_DISCOVERED)
+    assert moved["controller"]["address"] == "10.244.1.5"
+    # The site's routes are checked as ever, the discovered ones too.
+    assert cm.validate(routed_intent(pod_routes=[{"cidr": "10.244.1.0/24", "via": "fd00::2"}]), ROUTED_DISCOVERED) == [
+        "pod_routes[0].via='fd00::2' %s" % cm._IPV4_ONLY]
+    bad = dict(ROUTED_DISCOVERED, pod_routes=[{"cidr": "fd00:10:244::/64", "via": "192.168.10.1"}])
+    assert cm.validate(routed_intent(), bad) == ["pod_routes[0].cidr='fd00:10:244::/64' %s" % cm._IPV4_ONLY]
+
+
 def test_discovered_facts_must_be_a_mapping():
     assert cm.validate(intent(), ["10.244.1.5"]) == ["the discovered facts must be a dict (slinky_info's cluster), got list"]
     with pytest.raises(cm.ModelError):

@@ -307,6 +307,88 @@ def test_cluster_facts_raises_without_a_ready_controller(objects):
         slinky.cluster_facts([objects["controller_pods"][0], objects["controller_pods"][2]], objects["services"])
 
 
+# --------------------------------------------------------------------------- pod_routes
+
+
+def _node(name, internal_ip=None, pod_cidr=None, pod_cidrs=None, extra_addresses=()):
+    """A Node as the API returns it (trimmed): spec.podCIDR(s) and status.addresses."""
+    spec = {"providerID": "kind://docker/kind/%s" % name}
+    if pod_cidr is not None:
+        spec["podCIDR"] = pod_cidr
+    if pod_cidrs is not None:
+        spec["podCIDRs"] = pod_cidrs
+    addresses = ([{"type": "InternalIP", "address": internal_ip}] if internal_ip else []) + list(extra_addresses)
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "spec": spec, "status": {"addresses": addresses + [{"type": "Hostname", "address": name}]}}
+
+
+# As `kubectl get nodes -o json` shows them on the test cluster: the controller-manager gave
+# podCIDRs in registration order, so the control plane got the third.
+LIVE_NODES = [
+    _node("kube-1", "10.127.0.31", "10.244.0.0/24", ["10.244.0.0/24"]),
+    _node("kube-2", "10.127.0.32", "10.244.1.0/24", ["10.244.1.0/24"]),
+    _node("kube-cp", "10.127.0.30", "10.244.2.0/24", ["10.244.2.0/24"]),
+]
+
+
+def test_pod_routes_of_the_live_nodes():
+    assert slinky.pod_routes(LIVE_NODES) == [
+        {"cidr": "10.244.0.0/24", "via": "10.127.0.31"},
+        {"cidr": "10.244.1.0/24", "via": "10.127.0.32"},
+        {"cidr": "10.244.2.0/24", "via": "10.127.0.30"},
+    ]
+
+
+def test_pod_routes_leave_out_a_node_without_a_pod_cidr_yet_and_skip_ipv6():
+    nodes = [
+        # Dual stack: an IPv6 InternalIP listed first, and an IPv6 podCIDR; only the IPv4 ones count.
+        _node("worker-b", pod_cidr="10.244.1.0/24", pod_cidrs=["10.244.1.0/24", "fd00:10:244:1::/64"],
+              extra_addresses=[{"type": "InternalIP", "address": "fd00::51"},
+                               {"type": "ExternalIP", "address": "203.0.113.51"},
+                               {"type": "InternalIP", "address": "192.168.10.51"}]),
+        _node("worker-new", "192.168.10.52"),  # just registered: no podCIDR allocated yet
+        _node("worker-a", "192.168.10.50", pod_cidr="10.244.0.0/24"),  # only the old singular field
+    ]
+    assert slinky.pod_routes(nodes) == [
+        {"cidr": "10.244.0.0/24", "via": "192.168.10.50"},
+        {"cidr": "10.244.1.0/24", "via": "192.168.10.51"},
+    ]
+
+
+def test_pod_routes_leave_out_nodes_without_an_ipv4_internal_ip():
+    nodes = [_node("v6-only", pod_cidrs=["10.244.3.0/24"],
+                   extra_addresses=[{"type": "InternalIP", "address": "fd00::53"}]),
+             _node("external-only", pod_cidrs=["10.244.4.0/24"],
+                   extra_addresses=[{"type": "ExternalIP", "address": "203.0.113.54"}]),
+             {"metadata": {"name": "bare"}}]
+    assert slinky.pod_routes(nodes) == []
+    assert slinky.pod_routes([]) == [] and slinky.pod_routes(None) == []
+
+
+def test_pod_routes_sort_by_network_not_by_text():
+    nodes = [_node("n10", "10.127.0.40", pod_cidrs=["10.244.10.0/24"]),
+             _node("n2", "10.127.0.32", pod_cidrs=["10.244.2.0/24"])]
+    assert [r["cidr"] for r in slinky.pod_routes(nodes)] == ["10.244.2.0/24", "10.244.10.0/24"]
+
+
+def test_cluster_facts_carry_pod_routes_only_when_nodes_are_given(objects):
+    without = slinky.cluster_facts(objects["controller_pods"], objects["services"], with_nodeport=False)
+    assert "pod_routes" not in without
+    facts = slinky.cluster_facts(objects["controller_pods"], objects["services"], with_nodeport=False, nodes=LIVE_NODES)
+    assert facts["pod_routes"] == slinky.pod_routes(LIVE_NODES)
+    assert slinky.cluster_facts(objects["controller_pods"], objects["services"], nodes=[])["pod_routes"] == []
+
+
+def test_discovered_pod_routes_complete_a_routed_intent(objects):
+    facts = slinky.cluster_facts(objects["controller_pods"], objects["services"], with_nodeport=False, nodes=LIVE_NODES)
+    intent = {"name": "slurm", "network_mode": "routed", "srun_port_range": "60001-60100"}
+    assert cm.intent_errors(intent) == []
+    model = cm.normalize(intent, facts)
+    assert model["routes"] == facts["pod_routes"]
+    assert model["conf_server"] == "10.126.1.7:6817"
+
+
 # --------------------------------------------------------------------------- chart values
 
 MODEL = {
