@@ -15,7 +15,7 @@ export PY_COLORS := 0
 SLIME_VENDOR_DIR ?= $(firstword $(wildcard $(CURDIR)/../shared/vendor /work/shared/vendor))
 export SLIME_VENDOR_DIR
 
-.PHONY: deps collection demo lab-demo lab-up lab-down kube-up kube-down test static unit molecule k8s kube metal3 integration sanity lint docs-check ee-check galaxy-check bench build
+.PHONY: deps collection demo lab-demo lab-up lab-down kube-up kube-down test static unit molecule k8s kube metal3 integration sanity lint docs-check ee-check galaxy-check bench bench-kube build
 
 deps:
 	./scripts/install-deps.sh
@@ -101,7 +101,6 @@ unit: collection
 molecule: collection
 	molecule test -s hybrid
 	molecule test -s routed
-	molecule test -s hostnetwork
 	molecule test -s faults
 	molecule test -s scale
 	molecule test -s ee
@@ -121,6 +120,9 @@ k8s: collection
 # and one srun spans pods and metal.
 kube: collection
 	molecule test -s kube
+	molecule test -s kube-routed
+	molecule test -s kube-hostnetwork
+	molecule test -s kube-openshift
 
 # Against real services on this machine: BMC preflight (sushy-tools Redfish, IPMI) and
 # Ironic enrollment (Ironic 35.0.0 from PyPI, standalone); the Metal3 lab role's checks and rendering (lab/metal3-dev-env).
@@ -130,6 +132,11 @@ integration: collection
 
 bench: deps collection
 	./benchmarks/run.sh
+
+# The real-Kubernetes lab's figures: cluster up, site.yml first run and re-run, NodeAddr before and
+# after the fix, srun across pods and metal (BENCH_COLD=1: from nothing, builds included).
+bench-kube: deps collection
+	./benchmarks/kube.sh
 
 build: collection
 	ansible-galaxy collection build --force --output-path $(CACHE)/dist .

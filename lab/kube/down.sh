@@ -20,5 +20,7 @@ for n in $KUBE_NODES; do
   fi
 done
 for b in $LAB_BMS; do podman rm -f -t 2 "${b%%=*}" >/dev/null 2>&1 || true; done
+while iptables -w -t nat -D POSTROUTING -s "$LAB_EXT_CIDR" -d "$KUBE_CLUSTER_CIDR" -m physdev --physdev-is-bridged \
+    -m comment --comment slime-kube -j ACCEPT 2>/dev/null; do :; done
 rm -rf "$KUBE_DIR/pki" "$KUBE_DIR/nodes" "$KUBE_KUBECONFIG"
 echo "lab/kube: down"

@@ -57,6 +57,15 @@ podman network exists "$LAB_EXT_NET" || {
   podman network create --disable-dns --subnet "$LAB_EXT_CIDR" "$LAB_EXT_NET" >/dev/null
 }
 
+# The host bridges frames between the nodes and bare metal through br_netfilter, so podman's
+# masquerade of the external network would also rewrite bare metal's packets to pod IPs that it
+# routes through a node (network_mode routed): slurmctld would record the host's bridge
+# address as the bare-metal node's NodeAddr. A site's switch does not NAT: exempt them.
+iptables -w -t nat -C POSTROUTING -s "$LAB_EXT_CIDR" -d "$KUBE_CLUSTER_CIDR" -m physdev --physdev-is-bridged \
+    -m comment --comment slime-kube -j ACCEPT 2>/dev/null \
+  || iptables -w -t nat -I POSTROUTING -s "$LAB_EXT_CIDR" -d "$KUBE_CLUSTER_CIDR" -m physdev --physdev-is-bridged \
+    -m comment --comment slime-kube -j ACCEPT
+
 # --- certificates and credentials (made once per cluster) ---------------------------------
 pki=$KUBE_DIR/pki
 if [ ! -s "$pki/tokens.csv" ]; then
@@ -187,18 +196,21 @@ for n in $KUBE_NODES; do
   log "started node $name ($ip, $role)"
 done
 
-# Images into every node's containerd (k8s.io namespace, where the kubelet looks), pinned.
-for n in $KUBE_NODES; do
-  name=${n%%=*}
-  for _ in $(seq 120); do podman exec "$name" ctr version >/dev/null 2>&1 && break; sleep 0.5; done
-  have=$(podman exec "$name" ctr -n k8s.io images ls -q 2>/dev/null || true)
+# Images into every node's containerd (k8s.io namespace, where the kubelet looks), pinned; the
+# nodes import in parallel.
+import_images() {  # import_images NODE
+  local have short ref
+  for _ in $(seq 120); do podman exec "$1" ctr version >/dev/null 2>&1 && break; sleep 0.5; done
+  have=$(podman exec "$1" ctr -n k8s.io images ls -q 2>/dev/null || true)
   while IFS='=' read -r short ref; do
     grep -qxF "$ref" <<<"$have" && continue
-    podman exec "$name" ctr -n k8s.io images import "/images/$short.tar" >/dev/null \
-      || die "importing $short into $name failed"
-    podman exec "$name" ctr -n k8s.io images label "$ref" io.cri-containerd.pinned=pinned >/dev/null
+    podman exec "$1" ctr -n k8s.io images import "/images/$short.tar" >/dev/null || return 1
+    podman exec "$1" ctr -n k8s.io images label "$ref" io.cri-containerd.pinned=pinned >/dev/null || return 1
   done < <("$here/images.sh" list)
-done
+}
+pids=()
+for n in $KUBE_NODES; do import_images "${n%%=*}" & pids+=($!); done
+for p in "${pids[@]}"; do wait "$p" || die "importing the images into a node failed"; done
 log "images imported ($((SECONDS - t0)) s)"
 
 # --- pod network: podCIDRs from the controller-manager -> CNI config, routes, egress NAT ---
@@ -255,6 +267,12 @@ sed -e "s|@COREDNS_IMAGE@|$coredns_ref|" -e "s|@DNS_IP@|$KUBE_DNS_IP|" "$here/ma
 kc -n kube-system rollout status deployment/coredns --timeout=180s >/dev/null \
   || die "CoreDNS did not become ready: $(kc -n kube-system get pods -l k8s-app=kube-dns --no-headers 2>&1)"
 log "cluster DNS ready ($((SECONDS - t0)) s)"
+
+# --- OpenShift mode: OpenShift's own SCC admission as the API server's webhook ---------------
+if [ "${SLIME_KUBE_OPENSHIFT:-0}" = 1 ]; then
+  build "$here/openshift.sh"
+  log "OpenShift SCC admission on ($((SECONDS - t0)) s)"
+fi
 
 # --- storage: what a cluster's provisioner offers, as static PersistentVolumes ---------------
 # slurmctld keeps its state on a claim (the chart's controller.persistence, 4Gi ReadWriteOnce).

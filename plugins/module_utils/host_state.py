@@ -121,6 +121,12 @@ def process_started(pid):
     return int(time.time()) - int(elapsed)
 
 
+def addresses(ip_addr):
+    """The IPv4 addresses of `ip -4 -o addr show` output."""
+    return sorted(set(field.split("/")[0] for line in ip_addr.splitlines()
+                      for kind, field in zip(line.split(), line.split()[1:]) if kind == "inet"))
+
+
 def observe(targets, run):
     """Everything worker.drift() compares, read once. targets: worker.observe_targets(plan)."""
     name = targets["node"]
@@ -130,6 +136,7 @@ def observe(targets, run):
         "dpkg": dpkg(run),
         "hosts_lines": _lines(targets["hosts_file"]),
         "routes": command_output(run, ["ip", "-4", "route", "show"]) if targets["routes"] else "",
+        "addresses": addresses(command_output(run, ["ip", "-4", "-o", "addr", "show"]) or ""),
         "units": dict((unit, systemd_unit(run, unit)) for unit in targets["units"]),
         "slurmd_version": (command_output(run, ["slurmd", "-V"]) or "").strip(),
         "iptables": dict((table, command_output(run, ["iptables", "-w", "-t", table, "-S"]))

@@ -236,8 +236,9 @@ def chart_values(model, nodesets=None, loginsets=None, service_accounts=None):
       `nodesets.<n>.slurmd.ports`, which the operator merges into its own container by port;
       `podSpec.containers` would be APPENDED as a second, image-less container that the API
       server refuses (operator internal/builder/common/pod_template.go, structutils.MergeList);
-    - a NodeSet with host_network runs on the node's network instead: no hostPorts, NodeAddr
-      is the node IP and needs no fix;
+    - a NodeSet with host_network runs on the node's network instead: NodeAddr is the node IP and
+      needs no fix; its srun range is declared as ports all the same, so the scheduler never puts
+      it beside a pod that publishes that range as hostPorts;
     - in network_mode routed, pods are reached at their pod IPs: no NodePort, no hostPorts;
     - every pod runs as a ServiceAccount of its own (created by the chart through extraObjects);
     - partition `all` holds every node, pods and bare metal alike.
@@ -279,6 +280,10 @@ def chart_values(model, nodesets=None, loginsets=None, service_accounts=None):
         pod_spec = {"serviceAccountName": sas["worker"]}
         if host_network:
             pod_spec.update(hostNetwork=True, dnsPolicy="ClusterFirstWithHostNet")
+            # srun in the pod (a batch script) listens on the node's own ports: declared, the
+            # scheduler keeps the pod off a node where another pod publishes the same range as
+            # hostPorts (the controller's), whose DNAT would take srun's connections.
+            options["slurmd"] = dict(options.get("slurmd") or {}, ports=_host_ports(srun_ports))
         elif mode != "routed":  # routed: pod IPs are reachable as they are
             # The NodeSet's own slurmd settings (image, resources) stay; only the ports are the model's.
             options["slurmd"] = dict(options.get("slurmd") or {},

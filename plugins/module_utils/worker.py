@@ -391,5 +391,12 @@ def drift(plan, observed, node_name, features, key_sha256):
     newest = max([observed["files"][path].get("mtime", 0) for path in (key["path"], dropin["path"])])
     if unit.get("started") is not None and newest > unit["started"]:
         out["restart"].append("slurmd started before its key or drop-in last changed")
+    # A registration that reached slurmctld through SNAT (a NodePort Service with
+    # externalTrafficPolicy Cluster, a masquerading hop) leaves slurmctld an address that is not
+    # this host's: it stays until slurmd registers again, so only a restart heals it.
+    node_addr = (observed["node"] or {}).get("NodeAddr")
+    if node_addr and observed.get("addresses") and node_addr not in observed["addresses"]:
+        out["restart"].append("slurmctld records NodeAddr %s, not an address of this host (%s): the registration "
+                              "was translated on its way" % (node_addr, ", ".join(observed["addresses"])))
     out["node"] = _node_drift(node_name, features, observed["node"])
     return dict((part, reasons) for part, reasons in out.items() if reasons)

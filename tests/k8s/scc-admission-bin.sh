@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Build the test helper `scc-admission` (tests/k8s/sccadmit/main.go): OpenShift's own SCC
-# admission decision for the pods of a namespace of a test API server. Installs
+# Build the test helper `scc-admission` (tests/k8s/sccadmit/*.go): OpenShift's own SCC
+# admission decision for the pods of a namespace of a test API server, and (`scc-admission
+# serve`, serve.go) the same admission as a webhook of a real API server (lab/kube/openshift.sh).
+# Installs
 #   ${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/k8s/bin/scc-admission (+ .version stamp)
 #
 # The program links openshift/apiserver-library-go (release-4.19), which the Go module proxy
 # reachable here refuses. It is built inside that project's own tree, from the upstream
 # tarball WITH its vendor/ directory ($SLIME_VENDOR_DIR/src, default ../shared/vendor beside
 # the checkout), with -mod=vendor: no network at all. The tree is unpacked once into the
-# cache (never into the repository); our main.go is copied into cmd/slime-scc-admission/.
-# Idempotent: nothing is rebuilt while the stamp (hash of main.go + tarball name) matches.
+# cache (never into the repository); our Go files are copied into cmd/slime-scc-admission/.
+# Idempotent: nothing is rebuilt while the stamp (hash of the Go files + tarball name) matches.
 set -euo pipefail
 
 TARBALL_NAME=apiserver-library-go-release-4.19.tar.gz
@@ -21,14 +23,14 @@ k8s=$cache/k8s
 bin=$k8s/bin
 src=$k8s/build/src
 tree=$src/$TREE_NAME
-main=$here/tests/k8s/sccadmit/main.go
+srcdir=$here/tests/k8s/sccadmit
 tarball=$vendor/src/$TARBALL_NAME
 
 die() { echo "scc-admission-bin: ERROR: $*" >&2; exit 1; }
 log() { echo "scc-admission-bin: $*"; }
 
-[ -f "$main" ] || die "$main missing"
-stamp="$(sha256sum "$main" | cut -d' ' -f1) $TARBALL_NAME"
+[ -f "$srcdir/main.go" ] || die "$srcdir/main.go missing"
+stamp="$(cat "$srcdir"/*.go | sha256sum | cut -d' ' -f1) $TARBALL_NAME"
 if [ -x "$bin/scc-admission" ] && [ "$(cat "$bin/scc-admission.version" 2>/dev/null)" = "$stamp" ]; then
   log "cached: $bin/scc-admission ($stamp)"
   exit 0
@@ -53,8 +55,9 @@ if [ ! -f "$tree/.slime-unpacked" ]; then
 fi
 
 # --- build ---------------------------------------------------------------------------------
+rm -rf "$tree/cmd/slime-scc-admission"
 mkdir -p "$tree/cmd/slime-scc-admission"
-cp "$main" "$tree/cmd/slime-scc-admission/main.go"
+cp "$srcdir"/*.go "$tree/cmd/slime-scc-admission/"
 # The project's own vendor/ tree: no module download at all.
 export GOFLAGS="-mod=vendor -buildvcs=false" GOPROXY=off
 log "building in $tree (go build -mod=vendor ./cmd/slime-scc-admission)"

@@ -4,7 +4,8 @@
 // Command scc-admission decides, with OpenShift's own SecurityContextConstraints (SCC)
 // admission code, which SCC would admit each pod of a namespace of a running Kubernetes
 // API server, or why none would. It is a test helper of the API-server test tier (it is not
-// part of the collection) and is built by scripts/scc-admission-bin.sh.
+// part of the collection) and is built by tests/k8s/scc-admission-bin.sh. `scc-admission serve` (serve.go) runs the same
+// admission as a webhook of a real API server.
 //
 // # What it decides
 //
@@ -183,6 +184,10 @@ type podResult struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "serve" {
+		serveMain(os.Args[2:])
+		return
+	}
 	var o options
 	flag.StringVar(&o.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file (default $KUBECONFIG)")
 	flag.StringVar(&o.namespace, "namespace", "", "namespace whose pods are decided (required)")

@@ -91,9 +91,11 @@ def test_chart_values_nat_with_a_pod_and_a_host_network_nodeset(filters):
     assert [port["hostPort"] for port in controller["slurmctld"]["ports"]] == SRUN_PORTS
     assert "containers" not in controller["podSpec"]
     assert sorted(values["nodesets"]) == ["gpu", "slinky"]
-    assert values["nodesets"]["gpu"] == {"replicas": 1, "enabled": True,
-                                         "podSpec": {"serviceAccountName": "slurm-worker", "hostNetwork": True,
-                                                     "dnsPolicy": "ClusterFirstWithHostNet"}}
+    gpu = values["nodesets"]["gpu"]
+    # on the host network: srun's range declared as ports (the scheduler keeps it off the controller's node)
+    assert [port["hostPort"] for port in gpu.pop("slurmd")["ports"]] == SRUN_PORTS
+    assert gpu == {"replicas": 1, "enabled": True,
+                   "podSpec": {"serviceAccountName": "slurm-worker", "hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"}}
     slinky = values["nodesets"]["slinky"]
     assert slinky["replicas"] == 2 and slinky["enabled"] is True
     assert [port["hostPort"] for port in slinky["slurmd"]["ports"]] == [6818] + SRUN_PORTS

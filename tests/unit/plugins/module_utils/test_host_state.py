@@ -38,6 +38,9 @@ FILTER = """-P INPUT ACCEPT
 ROUTES = """default via 10.127.0.1 dev eth0 proto static metric 100
 10.127.0.0/24 dev eth0 proto kernel scope link src 10.127.0.61
 """
+ADDRS = """1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever
+2: eth0    inet 10.127.0.61/24 brd 10.127.0.255 scope global eth0\\       valid_lft forever preferred_lft forever
+"""
 SYSTEMCTL = "ActiveState=active\nUnitFileState=enabled\nNeedDaemonReload=no\nMainPID=%d\n" % os.getpid()
 NODE = ("NodeName=bm-1 Arch=x86_64 CoresPerSocket=2  CPUAlloc=0 CPUEfctv=2 CPUTot=2 CPULoad=0.18 AvailableFeatures=baremetal "
         "ActiveFeatures=baremetal Gres=(null) NodeAddr=10.127.0.61 NodeHostName=bm-1 Version=26.05.5 OS=Linux 6.18.44 "
@@ -62,13 +65,13 @@ def with_worker(**settings):
 def answers(override=None):
     table = {
         ("dpkg-query",): (0, DPKG, ""), ("iptables", "nat"): (0, NAT, ""), ("iptables", "filter"): (0, FILTER, ""),
-        ("ip",): (0, ROUTES, ""), ("systemctl",): (0, SYSTEMCTL, ""), ("slurmd",): (0, "slurm-wlm 26.05.5\n", ""),
+        ("ip", "route"): (0, ROUTES, ""), ("ip", "addr"): (0, ADDRS, ""), ("systemctl",): (0, SYSTEMCTL, ""), ("slurmd",): (0, "slurm-wlm 26.05.5\n", ""),
         ("scontrol",): (0, NODE, ""),
     }
     table.update(override or {})
 
     def run(argv):
-        key = (argv[0], argv[3]) if argv[0] == "iptables" else (argv[0],)
+        key = (argv[0], argv[3]) if argv[0] == "iptables" else (argv[0], argv[-2]) if argv[0] == "ip" else (argv[0],)
         if table[key] is OSError:
             raise OSError(2, "No such file or directory: %s" % argv[0])
         return table[key]
@@ -98,6 +101,7 @@ def observed(plan, **override):
         "dpkg": host_state.dpkg(run),
         "hosts_lines": ["127.0.0.1 localhost", plan["hosts_entry"]["line"]],
         "routes": host_state.command_output(run, ["ip", "-4", "route", "show"]),
+        "addresses": host_state.addresses(host_state.command_output(run, ["ip", "-4", "-o", "addr", "show"])),
         "units": {"slurmd": host_state.systemd_unit(run, "slurmd")},
         "slurmd_version": (host_state.command_output(run, ["slurmd", "-V"]) or "").strip(),
         "iptables": {table: host_state.command_output(run, ["iptables", "-w", "-t", table, "-S"]) for table in ("nat", "filter")},
@@ -186,6 +190,16 @@ def test_a_pinned_version_and_the_compatibility_window(plan):
     assert drift(older, observed(older))["packages"] == [
         "slurmd -V: slurmd slurm-wlm 26.05.5 is newer than slurmctld 25.11; slurmd must not be newer than the controller"]
     assert "packages" in drift(plan, observed(plan, run={("slurmd",): OSError}))
+
+
+def test_a_registration_translated_on_its_way_owes_a_restart(plan):
+    # externalTrafficPolicy Cluster: kube-proxy SNATs the registration to the node's cni0 address
+    assert host_state.addresses(ADDRS) == ["10.127.0.61", "127.0.0.1"]
+    assert "restart" not in drift(plan, observed(plan))
+    seen = observed(plan, run={("scontrol",): (0, NODE.replace("NodeAddr=10.127.0.61", "NodeAddr=10.244.1.1"), "")})
+    assert drift(plan, seen)["restart"] == [
+        "slurmctld records NodeAddr 10.244.1.1, not an address of this host (10.127.0.61, 127.0.0.1): the "
+        "registration was translated on its way"]
 
 
 def test_service_drift(plan):

@@ -455,7 +455,9 @@ def test_values_per_network_mode():
     hostnet = _values({"slinky": {}, "pinned": {"host_network": False}}, network_mode="hostnetwork")
     assert hostnet["nodesets"]["slinky"]["podSpec"] == {"serviceAccountName": "slurm-worker", "hostNetwork": True,
                                                         "dnsPolicy": "ClusterFirstWithHostNet"}
-    assert "slurmd" not in hostnet["nodesets"]["slinky"]
+    # srun's range declared (hostNetwork: containerPort = hostPort), so the scheduler keeps the pod
+    # off the controller's node, whose srun hostPorts would take srun's connections there.
+    assert [p["hostPort"] for p in hostnet["nodesets"]["slinky"]["slurmd"]["ports"]] == list(range(60001, 60101))
     assert [p["hostPort"] for p in hostnet["nodesets"]["pinned"]["slurmd"]["ports"]][:1] == [6818]
     assert hostnet["controller"]["service"]["spec"]["externalTrafficPolicy"] == "Local"
 

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Figures for the real-Kubernetes lab (lab/kube) and `make demo` on it, one line each. Measures;
+# never asserts a limit. Run through make (PATH, SLIME_CACHE, the collection): make bench-kube
+#   BENCH_COLD=1  from nothing: the Go build and module caches, the cert-manager/CoreDNS build,
+#                 every image and the debootstrap tarballs are removed first (tens of minutes).
+# Leaves the cluster converged (lab/kube/down.sh removes it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
+export ANSIBLE_CONFIG=$PWD/ansible.cfg ANSIBLE_NOCOLOR=1 K8S_AUTH_KUBECONFIG=$cache/kube/kubeconfig
+kubectl() { "$cache/k8s/bin/kubectl" --kubeconfig "$cache/kube/kubeconfig" "$@"; }
+
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+recap_changed() { grep -Eo 'changed=[0-9]+' | awk -F= '{ s += $2 } END { print s + 0 }'; }
+
+./lab/kube/down.sh >/dev/null
+if [ "${BENCH_COLD:-0}" = 1 ]; then
+  podman rmi -af >/dev/null 2>&1 || true
+  chmod -R u+w "$cache/k8s/go" 2>/dev/null || true
+  rm -rf "$cache/k8s" "$cache/kube" "$cache/charts" "$cache"/*-minbase.tar
+  t0=$(now); ./tests/k8s/k8s-test-bins.sh >/dev/null 2>&1; t1=$(now)
+  echo "Kubernetes binaries (control plane, kubelet, kube-proxy, kubectl, helm, kwok, operator, webhook): $(secs "$t0" "$t1") s"
+  t0=$(now); ./lab/kube/bins.sh >/dev/null 2>&1; t1=$(now)
+  echo "CoreDNS and cert-manager binaries: $(secs "$t0" "$t1") s"
+  t0=$(now); ./lab/build-image.sh >/dev/null 2>&1; ./lab/kube/images.sh --require-all >/dev/null 2>&1; t1=$(now)
+  echo "images (debootstrap, bare host, Slinky's containers, the others): $(secs "$t0" "$t1") s"
+fi
+
+t0=$(now); ./lab/kube/up.sh >/dev/null 2>&1; t1=$(now)
+echo "cluster up (3 nodes, CoreDNS, 2 bare hosts; builds cached): $(secs "$t0" "$t1") s"
+
+# The first run without its last stage (the pod workers' NodeAddr), to read what they registered
+# with, then that stage alone.
+nodeaddr() {
+  kubectl -n slurm exec slurm-controller-0 -c slurmctld -- scontrol show node -o \
+    | awk '{ n = a = ""; for (i = 1; i <= NF; i++) { if ($i ~ /^NodeName=/) n = substr($i, 10); if ($i ~ /^NodeAddr=/) a = substr($i, 10) } print n "=" a }' \
+    | sort | tr '\n' ' '
+}
+t0=$(now); out=$(ansible-playbook -i inventories/kube/hosts.yml playbooks/site.yml --skip-tags nodeaddr 2>&1); t1=$(now)
+first=$(secs "$t0" "$t1")
+ctl_ready=$(kubectl -n slurm get pod slurm-controller-0 -o jsonpath='{.status.conditions[?(@.type=="Ready")].lastTransitionTime}')
+first_worker=$(kubectl -n slurm get pods -l app.kubernetes.io/name=slurmd -o jsonpath='{.items[*].metadata.creationTimestamp}' | tr ' ' '\n' | sort | head -1)
+before=$(nodeaddr)
+t0=$(now); out2=$(ansible-playbook -i inventories/kube/hosts.yml playbooks/fix_nodeaddr.yml 2>&1); t1=$(now)
+echo "site.yml first run (cert-manager, operator, slurm chart, 2 bare-metal workers): $first s (changed=$(recap_changed <<<"$out")), its NodeAddr stage: $(secs "$t0" "$t1") s (changed=$(recap_changed <<<"$out2"))"
+echo "first NodeSet pod created $(( $(date -d "$first_worker" +%s) - $(date -d "$ctl_ready" +%s) )) s after the controller pod was ready (the operator's reconcile backoff)"
+echo "pods: $(kubectl -n slurm get pods -l app.kubernetes.io/name=slurmd -o jsonpath='{range .items[*]}{.spec.hostname} pod IP {.status.podIP} on node {.status.hostIP}; {end}')"
+echo "NodeAddr as registered: $before"
+echo "NodeAddr after fix_nodeaddr: $(nodeaddr)"
+
+t0=$(now); out=$(ansible-playbook -i inventories/kube/hosts.yml playbooks/site.yml 2>&1); t1=$(now)
+echo "site.yml re-run: $(secs "$t0" "$t1") s (changed=$(recap_changed <<<"$out"))"
+
+t0=$(now); kubectl -n slurm exec slurm-controller-0 -c slurmctld -- timeout 60 srun -N4 hostname >/dev/null; t1=$(now)
+echo "srun -N4 across pods and metal from the controller pod: $(secs "$t0" "$t1") s"
+t0=$(now); podman exec bm-1 timeout 60 srun -N4 hostname >/dev/null; t1=$(now)
+echo "srun -N4 across pods and metal from bare-metal host bm-1: $(secs "$t0" "$t1") s"
