@@ -262,8 +262,9 @@ log "nodes Ready ($((SECONDS - t0)) s)"
 
 # --- cluster DNS ----------------------------------------------------------------------------
 coredns_ref=$("$here/images.sh" list | sed -n 's/^coredns=//p')
-sed -e "s|@COREDNS_IMAGE@|$coredns_ref|" -e "s|@DNS_IP@|$KUBE_DNS_IP|" "$here/manifests/coredns.yaml" \
-  | kc apply -f - >/dev/null
+for f in "$here"/manifests/coredns/*.yaml; do
+  sed -e "s|@COREDNS_IMAGE@|$coredns_ref|" -e "s|@DNS_IP@|$KUBE_DNS_IP|" "$f"
+done | kc apply -f - >/dev/null
 kc -n kube-system rollout status deployment/coredns --timeout=180s >/dev/null \
   || die "CoreDNS did not become ready: $(kc -n kube-system get pods -l k8s-app=kube-dns --no-headers 2>&1)"
 log "cluster DNS ready ($((SECONDS - t0)) s)"
