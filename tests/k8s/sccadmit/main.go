@@ -212,15 +212,7 @@ func run(o options) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	cfg, err := loadKubeconfig(o.kubeconfig)
-	if err != nil {
-		return err
-	}
-	kube, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	security, err := securityclient.NewForConfig(cfg)
+	kube, security, err := clients(o.kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -605,6 +597,24 @@ type kubeconfig struct {
 			AuthProvider          json.RawMessage `json:"auth-provider"`
 		} `json:"user"`
 	} `json:"users"`
+}
+
+// clients makes the Kubernetes and OpenShift security clients of a kubeconfig file (the
+// after-the-fact judge and the webhook use the same pair).
+func clients(path string) (*kubernetes.Clientset, *securityclient.Clientset, error) {
+	cfg, err := loadKubeconfig(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	security, err := securityclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return kube, security, nil
 }
 
 // loadKubeconfig reads the current context of a kubeconfig file (client-go's clientcmd is

@@ -71,7 +71,6 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 
 	securityv1 "github.com/openshift/api/security/v1"
-	securityclient "github.com/openshift/client-go/security/clientset/versioned"
 	securityv1informer "github.com/openshift/client-go/security/informers/externalversions/security/v1"
 
 	"github.com/openshift/apiserver-library-go/pkg/securitycontextconstraints/sccadmission"
@@ -154,15 +153,7 @@ func logf(format string, a ...interface{}) {
 }
 
 func serve(kubeconfigPath, tlsCert, tlsKey, listen string, verbose bool) error {
-	cfg, err := loadKubeconfig(kubeconfigPath)
-	if err != nil {
-		return err
-	}
-	kube, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	security, err := securityclient.NewForConfig(cfg)
+	kube, security, err := clients(kubeconfigPath)
 	if err != nil {
 		return err
 	}
