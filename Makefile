@@ -101,8 +101,6 @@ unit: collection
 molecule: collection
 	molecule test -s hybrid
 	molecule test -s routed
-	molecule test -s faults
-	molecule test -s scale
 	molecule test -s ee
 
 # Kubernetes tier (Slinky's real charts and operator on a real control plane; Metal3's real

@@ -30,5 +30,4 @@ for pair in "$LAB_EXT_CIDR $LAB_POD_CIDR" "$LAB_POD_CIDR $LAB_EXT_CIDR"; do
   while iptables -w -D FORWARD -s "$1" -d "$2" -m physdev ! --physdev-is-bridged \
       -m comment --comment slime-lab -j REJECT 2>/dev/null; do :; done
 done
-rm -f "$LAB_CTL_IP_FILE"
 echo "lab: down"

@@ -12,9 +12,6 @@ LAB_EXT_CIDR=10.127.0.0/24
 LAB_K8SNODE_POD_IP=10.126.0.50
 LAB_K8SNODE_EXT_IP=10.127.0.50      # the Kubernetes node that hosts the controller pod
 LAB_CTL_IP=10.126.0.11              # controller pod IP when lab/up.sh starts it
-# Where the controller pod is now: lab/move-controller.sh moves it as a rescheduled pod moves;
-# the lab's inventory reads it from here (what slinky_info discovers in a real cluster).
-LAB_CTL_IP_FILE=$LAB_CACHE/controller.address
 LAB_NODEPORT=30017
 LAB_SRUN_PORTS=60001:60100
 LAB_IMAGE_SLURM=localhost/slime-slurm:lab

@@ -22,9 +22,6 @@ if [ -f "$LAB_CACHE/mode" ] && [ "$(cat "$LAB_CACHE/mode")" != "$LAB_MODE" ]; th
   "$here/down.sh" >/dev/null
 fi
 echo "$LAB_MODE" >"$LAB_CACHE/mode"
-# A running controller keeps the address lab/move-controller.sh gave it.
-if [ -s "$LAB_CTL_IP_FILE" ] && podman container exists ctl; then LAB_CTL_IP=$(cat "$LAB_CTL_IP_FILE"); fi
-echo "$LAB_CTL_IP" >"$LAB_CTL_IP_FILE"
 
 # The cluster's slurm.key, as Slinky's chart would generate it: 1024 random bytes.
 if [ ! -s "$LAB_CACHE/slurm.key" ]; then

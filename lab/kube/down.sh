@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Remove the real-Kubernetes lab: node containers, their containerd volumes and cgroups, the
-# bare-metal hosts, and the cluster's state (certificates, kubeconfig). Built images and
-# binaries stay cached.
+# storage volume (the controller's state), the bare-metal hosts, and the cluster's state
+# (certificates, kubeconfig). Built images and binaries stay cached.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lab/kube/env.sh
@@ -19,8 +19,13 @@ for n in $KUBE_NODES; do
     done
   fi
 done
-for b in $LAB_BMS; do podman rm -f -t 2 "${b%%=*}" >/dev/null 2>&1 || true; done
+podman volume rm -f "$KUBE_PV_VOLUME" >/dev/null 2>&1 || true
+# The bare-metal hosts, with those lab/host.sh added (tests add hosts beside bm-1 and bm-2).
+# shellcheck disable=SC2046  # container ids, split on purpose
+podman rm -f -t 2 $(for b in $LAB_BMS; do echo "${b%%=*}"; done) $(podman ps -aq --filter label=slime-lab=1) >/dev/null 2>&1 || true
 while iptables -w -t nat -D POSTROUTING -s "$LAB_EXT_CIDR" -d "$KUBE_CLUSTER_CIDR" -m physdev --physdev-is-bridged \
     -m comment --comment slime-kube -j ACCEPT 2>/dev/null; do :; done
+while iptables -w -D FORWARD -s "$LAB_EXT_CIDR" -d "$KUBE_CLUSTER_CIDR" -m physdev ! --physdev-is-bridged \
+    -m comment --comment slime-kube -j REJECT 2>/dev/null; do :; done
 rm -rf "$KUBE_DIR/pki" "$KUBE_DIR/nodes" "$KUBE_KUBECONFIG"
 echo "lab/kube: down"

@@ -10,6 +10,8 @@ KUBE_BIN=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/k8s/bin
 KUBE_IMAGES=$KUBE_DIR/images
 KUBE_KUBECONFIG=$KUBE_DIR/kubeconfig
 KUBE_NODE_IMAGE=localhost/slime-kube/node:trixie
+# The cluster's storage: one podman volume mounted on every node, as a site's network storage.
+KUBE_PV_VOLUME=slime-kube-pv
 # name=address; the first is the control plane (and a node that runs pods too, as kind's).
 # Three nodes because Slurm's pods publish the same hostPorts (6818, the srun range): at most
 # one of the controller and the NodeSet pods per node.

@@ -65,6 +65,14 @@ iptables -w -t nat -C POSTROUTING -s "$LAB_EXT_CIDR" -d "$KUBE_CLUSTER_CIDR" -m 
     -m comment --comment slime-kube -j ACCEPT 2>/dev/null \
   || iptables -w -t nat -I POSTROUTING -s "$LAB_EXT_CIDR" -d "$KUBE_CLUSTER_CIDR" -m physdev --physdev-is-bridged \
     -m comment --comment slime-kube -j ACCEPT
+# Bare metal reaches pods only through the nodes (NodePort and hostPorts; routes via a node in
+# network_mode routed, which the host bridges). A packet for a pod IP that bare metal hands its
+# default gateway, the host, would leave the machine, and this workplace's network accepts any
+# TCP connection: refused here, as a site's router with no route to the pod network does.
+iptables -w -C FORWARD -s "$LAB_EXT_CIDR" -d "$KUBE_CLUSTER_CIDR" -m physdev ! --physdev-is-bridged \
+    -m comment --comment slime-kube -j REJECT 2>/dev/null \
+  || iptables -w -I FORWARD -s "$LAB_EXT_CIDR" -d "$KUBE_CLUSTER_CIDR" -m physdev ! --physdev-is-bridged \
+    -m comment --comment slime-kube -j REJECT
 
 # --- certificates and credentials (made once per cluster) ---------------------------------
 pki=$KUBE_DIR/pki
@@ -179,6 +187,8 @@ conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 EOF
 }
 
+# A cluster started anew starts with empty storage (a teardown cut short may have left it).
+podman container exists "${KUBE_NODES%%=*}" || podman volume rm -f "$KUBE_PV_VOLUME" >/dev/null 2>&1 || true
 first=1
 for n in $KUBE_NODES; do
   name=${n%%=*} ip=${n#*=}
@@ -191,7 +201,7 @@ for n in $KUBE_NODES; do
     --privileged --cgroupns=host --network "$LAB_EXT_NET:ip=$ip" \
     --sysctl net.ipv4.ip_forward=1 --sysctl net.ipv4.conf.all.send_redirects=0 \
     -v "$(node_dir "$name"):/etc/kube" -v "$pki:/etc/kube/pki:ro" -v "$KUBE_BIN:/opt/kube/bin:ro" \
-    -v "$KUBE_IMAGES:/images:ro" -v "$name-containerd:/var/lib/containerd" \
+    -v "$KUBE_IMAGES:/images:ro" -v "$name-containerd:/var/lib/containerd" -v "$KUBE_PV_VOLUME:/var/lib/slime-pv" \
     "$KUBE_NODE_IMAGE" >/dev/null
   log "started node $name ($ip, $role)"
 done
@@ -277,11 +287,10 @@ fi
 
 # --- storage: what a cluster's provisioner offers, as static PersistentVolumes ---------------
 # slurmctld keeps its state on a claim (the chart's controller.persistence, 4Gi ReadWriteOnce).
-# hostPath volumes on every node, owned by slurm (401, Slinky's images), so the controller pod
-# can be scheduled anywhere; its state stays on the node it wrote it on.
-for n in $KUBE_NODES; do
-  podman exec "${n%%=*}" sh -c 'for i in 0 1 2; do install -d -m 0700 -o 401 -g 401 /var/lib/slime-pv/$i; done'
-done
+# The volumes' directories are on one podman volume mounted on every node, as a site's network
+# storage (NFS, Ceph): a controller pod rescheduled to another node keeps its state. Owned by
+# slurm (401, Slinky's images).
+podman exec "${KUBE_NODES%%=*}" sh -c 'for i in 0 1 2; do install -d -m 0700 -o 401 -g 401 /var/lib/slime-pv/$i; done'
 for i in 0 1 2; do
   cat <<EOF
 apiVersion: v1
