@@ -119,7 +119,6 @@ k8s: collection
 kube: collection
 	molecule test -s kube
 	molecule test -s kube-routed
-	molecule test -s kube-hostnetwork
 	molecule test -s kube-openshift
 
 # Against real services on this machine: BMC preflight (sushy-tools Redfish, IPMI) and
