@@ -20,9 +20,9 @@ for n in $KUBE_NODES; do
   fi
 done
 podman volume rm -f "$KUBE_PV_VOLUME" >/dev/null 2>&1 || true
-# The bare-metal hosts, with those lab/host.sh added (tests add hosts beside bm-1 and bm-2).
+# The bare-metal hosts, with those lab/host.sh added: lab_run labels each slime-lab=1.
 # shellcheck disable=SC2046  # container ids, split on purpose
-podman rm -f -t 2 $(for b in $LAB_BMS; do echo "${b%%=*}"; done) $(podman ps -aq --filter label=slime-lab=1) >/dev/null 2>&1 || true
+podman rm -f -t 2 $(podman ps -aq --filter label=slime-lab=1) >/dev/null 2>&1 || true
 while iptables -w -t nat -D POSTROUTING -s "$LAB_EXT_CIDR" -d "$KUBE_CLUSTER_CIDR" -m physdev --physdev-is-bridged \
     -m comment --comment slime-kube -j ACCEPT 2>/dev/null; do :; done
 while iptables -w -D FORWARD -s "$LAB_EXT_CIDR" -d "$KUBE_CLUSTER_CIDR" -m physdev ! --physdev-is-bridged \
