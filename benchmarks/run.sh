@@ -64,5 +64,5 @@ echo "srun launch from bm-1 (mean of 10, incl. podman exec): 2 pod + 2 bare-meta
 ./benchmarks/nodeaddr.sh 64
 ./benchmarks/nodeaddr.sh 256
 ./benchmarks/modes.sh
-./benchmarks/k8s.sh
+./benchmarks/kube.sh
 ./benchmarks/bmc_preflight.sh

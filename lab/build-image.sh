@@ -2,6 +2,8 @@
 # Build the lab images from nothing: Debian forky minbase (lab/minbase.sh: debootstrap, podman
 # import; the rootfs tarball is cached under ~/.cache) -> a "bare host" image and a Slurm image.
 #   lab/build-image.sh [--force]     the lab's images (forky: Slurm 26.05)
+#   lab/build-image.sh --bare        the bare host image only (the real-Kubernetes lab's hosts;
+#                                    the Slurm image is the podman-only lab's)
 #   lab/build-image.sh --host SUITE  a bare host on another Debian release (e.g. trixie, whose
 #                                    Slurm is 24.11): localhost/slime-host:SUITE, name printed
 set -euo pipefail
@@ -20,6 +22,14 @@ if [ "${1:-}" = --host ]; then
   suite=${2:?usage: lab/build-image.sh --host SUITE}
   host_image "localhost/slime-host:$suite" "$("$here/minbase.sh" "$suite")"
   echo "localhost/slime-host:$suite"
+  exit 0
+fi
+if [ "${1:-}" = --bare ]; then
+  minbase=$("$here/minbase.sh" forky)
+  if ! built localhost/slime-host:lab; then
+    host_image localhost/slime-host:lab "$minbase"
+    podman rmi -f localhost/slime-slurm:lab >/dev/null 2>&1 || true
+  fi
   exit 0
 fi
 force=${1:-}

@@ -32,11 +32,16 @@ build_log=$KUBE_DIR/build.log
 build() {  # build WHAT CMD...: output to $build_log, shown when it fails
   "$@" >>"$build_log" 2>&1 || die "$1 failed: $(tail -15 "$build_log")"
 }
+# The images made from Debian's packages (debootstrap, apt: mostly waiting on the mirror and the
+# disk) build beside the Go builds, which keep both CPUs busy; their log is $images_log.
+images_log=$KUBE_DIR/build-images.log
+( "$repo/lab/build-image.sh" --bare && "$here/images.sh" slurmctld slurmd slurmrestd login logfile ) >"$images_log" 2>&1 &
+images_pid=$!
 build "$repo/tests/k8s/k8s-test-bins.sh"       # kubelet, kube-proxy, kubectl, the control plane, helm, Slinky's operator
 build "$here/bins.sh"                          # CoreDNS, cert-manager and its chart
 build "$repo/tests/k8s/slinky-charts.sh"       # Slinky's charts
-build "$repo/lab/build-image.sh"               # the bare-metal hosts' image
-build "$here/images.sh" --require-all          # the pods' images
+wait "$images_pid" || die "the bare-metal hosts' image or Slinky's containers failed: $(tail -15 "$images_log")"
+build "$here/images.sh" --require-all          # the pods' other images (Go binaries, pause), the rest cached
 pause_ref=$("$here/images.sh" list | sed -n 's/^pause=//p')
 grep -qF "sandbox_image = \"$pause_ref\"" "$here/node/containerd.toml" \
   || die "lab/kube/node/containerd.toml must name the sandbox image lab/kube/images.sh builds ($pause_ref)"

@@ -15,13 +15,11 @@
 #                                the token of the chart's ServiceAccount (so the chart's RBAC is
 #                                what it gets), restarted when it exits, as a kubelet would
 #                                (tests/k8s/k8s-test-operator.sh).
-#   slurmctld, slurmrestd,       real Slurm 26.05 daemons (the lab image) in podman containers, as
-#   slurmd                       the controller, restapi and NodeSet pods would run them, from
-#                                what the operator gave those pods (k8s-test-slurm.py): the
-#                                operator makes no NodeSet pod before slurmrestd answers, and
-#                                deletes one whose Slurm node never registers.
-# Nothing else runs in a pod: the chart's own slurm-operator pod is "Running" (kwok) while the
-# real operator is the process above; login pods are empty.
+# Nothing runs in a pod: kwok reports them Running; the chart's own slurm-operator pod is
+# "Running" while the real operator is the process above. No Slurm daemon runs, so the operator
+# makes no NodeSet pod (it waits for slurmrestd): this control plane serves the Metal3 tier
+# (molecule/metal3, no pod workers). Every claim about the Slurm pods is made on the real
+# Kubernetes of lab/kube, where kubelets run Slinky's containers.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -48,9 +46,8 @@ nodes=${K8S_TEST_NODES:-6}
 # Where the chart runs the operator (tests/k8s/k8s-test-operator.sh takes its ServiceAccount).
 operator_namespace=${K8S_TEST_OPERATOR_NAMESPACE:-slinky}
 operator_sa=${K8S_TEST_OPERATOR_SA:-slurm-operator}
-# Where the chart runs the Slurm pods (tests/k8s/k8s-test-slurm.py runs their daemons for real).
+# Where the chart runs the Slurm pods (the operator's RESTAPI_HOST names its restapi Service there).
 slurm_namespace=${K8S_TEST_SLURM_NAMESPACE:-slurm}
-slurm_image=${K8S_TEST_SLURM_IMAGE:-localhost/slime-slurm:lab}
 
 die() { echo "k8s-test-cluster: ERROR: $*" >&2; exit 1; }
 log() { echo "k8s-test-cluster: $*"; }
@@ -103,14 +100,12 @@ EOF
 
 up() {
   if alive etcd && alive kube-apiserver && alive kube-controller-manager && alive kube-scheduler \
-      && alive kwok && alive k8s-test-operator && alive k8s-test-slurm && [ "$(readyz)" = ok ]; then
+      && alive kwok && alive k8s-test-operator && [ "$(readyz)" = ok ]; then
     log "already up; KUBECONFIG=$kubeconfig"; return
   fi
   for b in etcd kube-apiserver kube-controller-manager kube-scheduler kwok slurm-operator; do
     [ -x "$bin/$b" ] || die "$bin/$b missing: run tests/k8s/k8s-test-bins.sh first"
   done
-  podman image exists "$slurm_image" || "$here/lab/build-image.sh" >/dev/null \
-    || die "cannot build $slurm_image (lab/build-image.sh)"
   down quiet   # a half-started or crashed earlier cluster: start from nothing
   for p in "$etcd_port" "$etcd_peer_port" "$api_port" "$kwok_port"; do
     port_busy "$p" && die "port 127.0.0.1:$p is in use by another process"
@@ -237,9 +232,6 @@ EOF
   spawn k8s-test-operator "$here/tests/k8s/k8s-test-operator.sh" "$bin/slurm-operator" \
     "https://127.0.0.1:$api_port" "$pki/apiserver.crt" "$pki/admin.token" "$operator_namespace" "$operator_sa" "$run" \
     "slurm-restapi.$slurm_namespace"
-  log "starting the runner of slurmctld + slurmrestd for namespace $slurm_namespace ($slurm_image)"
-  spawn k8s-test-slurm python3 "$here/tests/k8s/k8s-test-slurm.py" \
-    "https://127.0.0.1:$api_port" "$pki/apiserver.crt" "$pki/admin.token" "$slurm_namespace" "$run" "$slurm_image"
 
   # Ready when every node is Ready and the default ServiceAccount exists (pods need it).
   local ready=0
@@ -272,7 +264,7 @@ stop() {
 
 down() {
   local b
-  for b in k8s-test-slurm k8s-test-operator kwok kube-scheduler kube-controller-manager; do stop "$b" "${1:-}"; done
+  for b in k8s-test-operator kwok kube-scheduler kube-controller-manager; do stop "$b" "${1:-}"; done
   podman ps -aq --filter label=slime.hybrid/k8s-test | xargs -r podman rm -f -t 2 >/dev/null 2>&1 || true
   stop kube-apiserver "${1:-}"   # the apiserver first: it would log errors about a missing etcd
   stop etcd "${1:-}"
@@ -282,7 +274,7 @@ down() {
 
 status() {
   local n
-  for n in etcd kube-apiserver kube-controller-manager kube-scheduler kwok k8s-test-operator k8s-test-slurm; do
+  for n in etcd kube-apiserver kube-controller-manager kube-scheduler kwok k8s-test-operator; do
     if alive "$n"; then echo "$n: running (pid $(cat "$run/$n.pid"))"; else echo "$n: not running"; fi
   done
   if alive kube-apiserver; then echo "readyz: $(readyz || echo unreachable)"; fi

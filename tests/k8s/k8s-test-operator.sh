@@ -7,8 +7,9 @@
 #
 # The operator reaches slurmrestd at the RestApi Service's name (<name>.<namespace>:6820), which
 # only cluster DNS resolves; here it runs in a mount namespace of its own whose /etc/hosts maps
-# RESTAPI_HOST to 127.0.0.1, where tests/k8s/k8s-test-slurm.py publishes slurmrestd. The
-# machine's /etc/hosts is not touched.
+# RESTAPI_HOST to 127.0.0.1, where nothing answers on this control plane (no Slurm runs here; the
+# Metal3 tier needs no pod workers): its Slurm client fails at once instead of waiting on DNS.
+# The machine's /etc/hosts is not touched.
 #
 # usage: k8s-test-operator.sh BINARY SERVER CA_FILE ADMIN_TOKEN_FILE NAMESPACE SERVICEACCOUNT RUN_DIR RESTAPI_HOST
 set -uo pipefail

@@ -273,7 +273,7 @@ def test_cluster_facts_with_another_port_and_service_name(objects):
 
 
 # The operator's slurm.conf (slurm-operator v1.2.1, controllerbuilder/controller_config.go), as it
-# rendered it in molecule/k8s.
+# rendered it on the Kubernetes tier (an earlier molecule k8s, cluster k8stest).
 OPERATOR_SLURM_CONF = """#
 ### GENERAL ###
 ClusterName=k8stest
