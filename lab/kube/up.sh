@@ -32,14 +32,17 @@ build_log=$KUBE_DIR/build.log
 build() {  # build WHAT CMD...: output to $build_log, shown when it fails
   "$@" >>"$build_log" 2>&1 || die "$1 failed: $(tail -15 "$build_log")"
 }
-# The images made from Debian's packages (debootstrap, apt: mostly waiting on the mirror and the
-# disk) build beside the Go builds, which keep both CPUs busy; their log is $images_log.
-images_log=$KUBE_DIR/build-images.log
+# On a first run the builds overlap: the images made from Debian's packages (debootstrap, apt:
+# mostly waiting on the mirror and the disk), and CoreDNS with cert-manager (hundreds of modules to
+# download) beside the Kubernetes build, which keeps both CPUs busy. Each has a log of its own.
+images_log=$KUBE_DIR/build-images.log bins_log=$KUBE_DIR/build-bins.log
 ( "$repo/lab/build-image.sh" --bare && "$here/images.sh" slurmctld slurmd slurmrestd login logfile ) >"$images_log" 2>&1 &
 images_pid=$!
+"$here/bins.sh" >"$bins_log" 2>&1 &            # CoreDNS, cert-manager and its chart
+bins_pid=$!
 build "$repo/tests/k8s/k8s-test-bins.sh"       # kubelet, kube-proxy, kubectl, the control plane, helm, Slinky's operator
-build "$here/bins.sh"                          # CoreDNS, cert-manager and its chart
 build "$repo/tests/k8s/slinky-charts.sh"       # Slinky's charts
+wait "$bins_pid" || die "lab/kube/bins.sh (CoreDNS, cert-manager) failed: $(tail -15 "$bins_log")"
 wait "$images_pid" || die "the bare-metal hosts' image or Slinky's containers failed: $(tail -15 "$images_log")"
 build "$here/images.sh" --require-all          # the pods' other images (Go binaries, pause), the rest cached
 pause_ref=$("$here/images.sh" list | sed -n 's/^pause=//p')

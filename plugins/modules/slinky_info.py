@@ -18,7 +18,8 @@ description:
     C(slurm_version) keys of the C(slime_cluster) model, so that C(playbooks/site.yml) can hand them
     to the C(slurm_node) role.
   - With O(pod_routes=true) also returns C(pod_routes), the route to each Kubernetes node's pod CIDR that
-    bare metal needs in network_mode C(routed), read from the Node objects.
+    bare metal needs in network_mode C(routed) (and by which the doctor knows a pod IP in the other modes),
+    read from the Node objects.
   - With O(include_key=true) also returns C(slurm.key) as stored in its Secret (base64).
     Use the task with C(no_log) then; the key is never returned otherwise.
   - Uses the Kubernetes connection options of C(kubernetes.core).
@@ -45,7 +46,8 @@ options:
     default: 6817
   pod_routes:
     description:
-      - Also read the Node objects and return C(pod_routes), needed in network_mode C(routed), which routes
+      - Also read the Node objects and return C(pod_routes) (C(playbooks/cluster_facts.yml) asks for it in every
+        network mode, as routed routes by it and the doctor tells pod IPs by it), one route for
         every IPv4 CIDR of a Node's C(spec.podCIDRs) (else C(spec.podCIDR)) via that Node's IPv4 C(InternalIP).
       - Nodes without a podCIDR (not yet allocated, or a CNI with its own IPAM) or without an IPv4 InternalIP are
         left out, IPv6 CIDRs are skipped; the module warns when no route is found.
