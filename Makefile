@@ -88,10 +88,9 @@ unit: collection
 	python -m pytest -q tests/unit
 
 # The podman-only lab (lab/up.sh), kept where it is much faster and the claim is not about
-# Kubernetes: Slurm's releases on bare metal (hybrid) and the execution environment (ee).
+# Kubernetes: Slurm's releases on bare metal, the controller's release stated (molecule hybrid).
 molecule: collection
 	molecule test -s hybrid
-	molecule test -s ee
 
 # Metal3 tier: Metal3's real baremetal-operator with Ironic and a Redfish emulator, on a control
 # plane of the real API server and Slinky's operator (kwok for kubelets: no pod runs there; every
@@ -106,11 +105,12 @@ k8s: collection
 
 # The whole mission on a real Kubernetes (lab/kube): site.yml installs cert-manager, Slinky's
 # operator and the slurm chart with Slinky's containers rebuilt here, joins the bare-metal hosts,
-# and one srun spans pods and metal.
+# and one srun spans pods and metal; ee runs site.yml from the execution environment image on it.
 kube: collection
 	molecule test -s kube
 	molecule test -s kube-routed
 	molecule test -s kube-openshift
+	molecule test -s ee
 
 # Against real services on this machine: BMC preflight (sushy-tools Redfish, IPMI) and
 # Ironic enrollment (Ironic 35.0.0 from PyPI, standalone); the Metal3 lab role's checks and rendering (lab/metal3-dev-env).
