@@ -88,16 +88,21 @@ if [ ! -s "$pki/tokens.csv" ]; then
   rm -rf "$pki.tmp" && mkdir -p "$pki.tmp" && chmod 0700 "$pki.tmp"
   (
     cd "$pki.tmp"
+    # The extensions kubeadm gives its CA and certificates: clients that verify strictly (Python
+    # 3.13's default TLS context, X509_STRICT, as in the execution environment) refuse a CA
+    # without keyUsage and a certificate without an authority key identifier.
     openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 3650 \
-      -subj /CN=slime-kube-ca 2>/dev/null
-    cert() {  # cert NAME SUBJECT [SAN]
+      -subj /CN=slime-kube-ca -addext basicConstraints=critical,CA:TRUE \
+      -addext keyUsage=critical,digitalSignature,keyEncipherment,keyCertSign 2>/dev/null
+    cert() {  # cert NAME SUBJECT EXTENDED_KEY_USAGE [SAN]
       openssl req -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "$2" 2>/dev/null
-      openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
-        -out "$1.crt" ${3:+-extfile <(printf 'subjectAltName=%s\n' "$3")} 2>/dev/null
+      openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 -out "$1.crt" \
+        -extfile <(printf '%s\n' basicConstraints=critical,CA:FALSE keyUsage=critical,digitalSignature,keyEncipherment \
+                     "extendedKeyUsage=$3" authorityKeyIdentifier=keyid ${4:+"subjectAltName=$4"}) 2>/dev/null
       rm -f "$1.csr"
     }
-    cert apiserver /CN=kube-apiserver "IP:$KUBE_API_IP,IP:$KUBE_API_SERVICE_IP,IP:127.0.0.1,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:localhost"
-    cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client"
+    cert apiserver /CN=kube-apiserver serverAuth "IP:$KUBE_API_IP,IP:$KUBE_API_SERVICE_IP,IP:127.0.0.1,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:localhost"
+    cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" clientAuth
     openssl genrsa -out sa.key 2048 2>/dev/null
     openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
     # Static tokens: one identity per component, as kubeadm gives them certificates; the

@@ -16,7 +16,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import copy
 import ipaddress
 import re
 
@@ -75,8 +74,19 @@ class ModelError(ValueError):
         super(ModelError, self).__init__("; ".join(self.errors))
 
 
+def _plain(value):
+    """A plain copy of nested dicts and lists. What Ansible hands a filter may be its own lazy
+    containers (ansible-core 2.19 templates their values when they are read); copy.deepcopy of one
+    breaks it ("The filter plugin 'default' failed to load"), reading its items does not."""
+    if isinstance(value, dict):
+        return dict((key, _plain(item)) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
+
+
 def _merge(base, override):
-    out = copy.deepcopy(base)
+    out = _plain(base)
     for key, value in (override or {}).items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = _merge(out[key], value)

@@ -502,3 +502,16 @@ def test_worker_settings_as_ansible_passes_them():
     assert cm.normalize(model) == model
     intent = {"srun_port_range": "60001-60100", "nodeport": {"port": 30017}, "worker": {"uid": -1}}
     assert cm.intent_errors(intent) == ["worker.uid=-1 must be a number from 1 to 65534"]
+
+
+class _NoDeepcopy(dict):
+    """A container that, like ansible-core 2.19's lazy template dicts, must be read, not deep-copied."""
+
+    def __deepcopy__(self, memo):
+        raise RuntimeError("deepcopy of a lazy container")
+
+
+def test_intent_completed_by_discovery_is_read_not_deep_copied():
+    site = intent()
+    lazy = _NoDeepcopy((key, _NoDeepcopy(value) if isinstance(value, dict) else value) for key, value in site.items())
+    assert cm.normalize(lazy, DISCOVERED) == cm.normalize(site, DISCOVERED)
