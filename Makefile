@@ -15,21 +15,17 @@ export PY_COLORS := 0
 SLIME_VENDOR_DIR ?= $(firstword $(wildcard $(CURDIR)/../shared/vendor /work/shared/vendor))
 export SLIME_VENDOR_DIR
 
-.PHONY: deps collection demo lab-up lab-down kube-up kube-down test static unit molecule k8s kube metal3 integration sanity lint docs-check ee-check galaxy-check bench bench-kube bench-demo build
+.PHONY: deps collection demo kube-up kube-down test builds static unit k8s kube integration sanity lint docs-check ee-check galaxy-check bench bench-kube bench-demo build
 
 deps:
 	./scripts/install-deps.sh
 
-# Make this checkout the slime.hybrid collection Ansible loads.
+# Make this checkout the slime.hybrid collection Ansible loads; a copy under ~/.ansible (an older
+# molecule's prerun, ansible-lint's) would be found first.
 collection:
 	@mkdir -p $(COLLECTIONS)/ansible_collections/slime
 	@ln -sfn $(CURDIR) $(COLLECTIONS)/ansible_collections/slime/hybrid
-
-lab-up: deps
-	./lab/up.sh
-
-lab-down:
-	./lab/down.sh
+	@rm -rf $(HOME)/.ansible/collections/ansible_collections/slime/hybrid
 
 # The real-Kubernetes lab: kubelet, containerd, CNI, kube-proxy and CoreDNS in three node
 # containers, and the bare-metal hosts beside them (lab/kube/README.md).
@@ -59,6 +55,14 @@ demo: deps collection kube-up
 test: deps collection
 	./scripts/test-tiers.sh
 
+# What the lab tiers run, built once (and cached): the Kubernetes binaries, CoreDNS, cert-manager,
+# Slinky's operator, charts and containers, the bare hosts' image, OpenShift's SCC admission
+# (lab/kube/up.sh --build-only) and Metal3's baremetal-operator. Each tier also builds what it
+# misses itself; make test builds first so that the labs, which then run side by side, never do.
+builds: deps collection
+	./lab/kube/up.sh --build-only
+	./tests/k8s/bmo-bin.sh
+
 static: lint sanity docs-check ee-check galaxy-check
 
 # What Galaxy's importer says about the tarball: no error, no warning.
@@ -77,20 +81,17 @@ lint: collection
 	python scripts/check_conditions.py
 	@# Changelog fragments: known sections, valid YAML and RST (what a release's changelog is built from).
 	antsibull-changelog lint
-	ansible-lint --profile production
-	@# ansible-lint installs a copy of the collection under ~/.ansible; it would shadow this checkout.
-	@rm -rf $(HOME)/.ansible/collections/ansible_collections/slime/hybrid
+	@# ansible-lint installs the collection it lints under its ANSIBLE_HOME unless it finds a link to
+	@# this checkout there: a home of its own, so that no copy shadows the checkout for other runs.
+	@mkdir -p $(CACHE)/lint-home/collections/ansible_collections/slime
+	@ln -sfn $(CURDIR) $(CACHE)/lint-home/collections/ansible_collections/slime/hybrid
+	ANSIBLE_HOME=$(CACHE)/lint-home ansible-lint --profile production
 
 sanity: collection
 	./scripts/sanity.sh
 
 unit: collection
 	python -m pytest -q tests/unit
-
-# The podman-only lab (lab/up.sh), kept where it is much faster and the claim is not about
-# Kubernetes: Slurm's releases on bare metal, the controller's release stated (molecule hybrid).
-molecule: collection
-	molecule test -s hybrid
 
 # Metal3 tier: Metal3's real baremetal-operator with Ironic and a Redfish emulator, on a control
 # plane of the real API server and Slinky's operator (kwok for kubelets: no pod runs there; every
@@ -105,12 +106,17 @@ k8s: collection
 
 # The whole mission on a real Kubernetes (lab/kube): site.yml installs cert-manager, Slinky's
 # operator and the slurm chart with Slinky's containers rebuilt here, joins the bare-metal hosts,
-# and one srun spans pods and metal; ee runs site.yml from the execution environment image on it.
+# and one srun spans pods and metal. ee and kube share one cluster (network_mode nat), as a site
+# keeps one: ee converges it from nothing with the execution environment image, kube proves the
+# mission, faults and scaling on it. kube-routed and kube-openshift start from a cluster of their
+# own (a NodeSet takes a new network only through the operator's rolling update; OpenShift admits
+# every pod from the first). Each scenario alone (molecule test -s NAME) makes and removes its own.
 kube: collection
-	molecule test -s kube
+	./lab/kube/down.sh
+	molecule test -s ee --destroy never
+	molecule test -s kube --destroy never
 	molecule test -s kube-routed
 	molecule test -s kube-openshift
-	molecule test -s ee
 
 # Against real services on this machine: BMC preflight (sushy-tools Redfish, IPMI) and
 # Ironic enrollment (Ironic 35.0.0 from PyPI, standalone); the Metal3 lab role's checks and rendering (lab/metal3-dev-env).

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Figures for the real-Kubernetes lab (lab/kube) and `make demo` on it, one line each. Measures;
-# never asserts a limit. Run through make (PATH, SLIME_CACHE, the collection): make bench-kube
+# Figures for the real-Kubernetes lab (lab/kube) and `make demo` on it, one line each: cluster up,
+# site.yml's first run (and its NodeAddr stage), its re-run against an empty play over the same
+# hosts, srun across pods and metal. benchmarks/run.sh starts with these. Measures; never asserts
+# a limit. Run through make (PATH, SLIME_CACHE, the collection): make bench-kube
 #   BENCH_COLD=1  from nothing: the Go build and module caches, the cert-manager/CoreDNS build,
 #                 every image and the debootstrap tarballs are removed first (tens of minutes).
 # Leaves the cluster converged (lab/kube/down.sh removes it).
@@ -49,8 +51,13 @@ echo "pods: $(kubectl -n slurm get pods -l app.kubernetes.io/name=slurmd -o json
 echo "NodeAddr as registered: $before"
 echo "NodeAddr after fix_nodeaddr: $(nodeaddr)"
 
+# The idempotent re-run against what Ansible costs anyway over the same hosts (benchmarks/empty.yml:
+# one ping per host site.yml runs on), measured back to back.
+t0=$(now); ansible-playbook -i inventories/kube/hosts.yml benchmarks/empty.yml >/dev/null 2>&1; t1=$(now)
+empty=$(secs "$t0" "$t1")
 t0=$(now); out=$(ansible-playbook -i inventories/kube/hosts.yml playbooks/site.yml 2>&1); t1=$(now)
-echo "site.yml re-run: $(secs "$t0" "$t1") s (changed=$(recap_changed <<<"$out"))"
+rerun=$(secs "$t0" "$t1")
+echo "site.yml re-run: $rerun s (changed=$(recap_changed <<<"$out")) vs empty play over the same hosts: $empty s ($(awk -v a="$rerun" -v b="$empty" 'BEGIN { printf "%.1f", a / b }')x)"
 
 t0=$(now); kubectl -n slurm exec slurm-controller-0 -c slurmctld -- timeout 60 srun -N4 hostname >/dev/null; t1=$(now)
 echo "srun -N4 across pods and metal from the controller pod: $(secs "$t0" "$t1") s"

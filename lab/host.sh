@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Add or remove one bare-metal host of the running hybrid lab, made exactly as up.sh makes
-# bm-1 and bm-2 (lib.sh): a bare systemd host, no Slurm, on the external network only.
+# Add or remove one bare-metal host of the running lab (lab/kube/up.sh), made exactly as up.sh
+# makes bm-1 and bm-2 (lib.sh): a bare systemd host, no Slurm, on the external network only.
 #   ./host.sh add NAME IP [SUITE]   e.g. ./host.sh add bm-3 10.127.0.63 (then converge it with
 #                                   site.yml); SUITE: another Debian release than the lab's forky,
 #                                   e.g. trixie (its slurmd is 24.11: Slurm's compatibility window)
 #   ./host.sh remove NAME    the container, and the node's record in slurmctld if it has one
-# Addresses: LAB_EXT_CIDR, .63 upwards (env.sh keeps .50-.52 and .61-.62).
+# Addresses: LAB_EXT_CIDR, .63 upwards (env.sh and kube/env.sh keep .30-.32 and .61-.62).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=lab/env.sh
-. "$here/env.sh"
+# shellcheck source=lab/kube/env.sh
+. "$here/kube/env.sh"
 # shellcheck source=lab/lib.sh
 . "$here/lib.sh"
 
@@ -28,10 +28,10 @@ case "${1:-}" in
     prefix=${LAB_EXT_CIDR%.*}.
     [[ $ip == "$prefix"* && ${ip#"$prefix"} =~ ^[0-9]+$ && ${ip#"$prefix"} -ge 2 && ${ip#"$prefix"} -le 254 ]] \
       || { echo "lab: $ip is not a host address of $LAB_EXT_CIDR" >&2; exit 2; }
-    for c in $LAB_CONTAINERS; do
-      [ "$c" != "$name" ] || { echo "lab: $name is one of the lab's own containers" >&2; exit 2; }
+    for c in $LAB_BMS $KUBE_NODES; do
+      [ "${c%%=*}" != "$name" ] || { echo "lab: $name is one of the lab's own containers" >&2; exit 2; }
     done
-    podman network exists "$LAB_EXT_NET" || { echo "lab: not up (lab/up.sh)" >&2; exit 1; }
+    podman network exists "$LAB_EXT_NET" || { echo "lab: not up (lab/kube/up.sh)" >&2; exit 1; }
     # A host removed moments ago with this address leaves its MAC in this machine's neighbour
     # table: the first connections to the new one would go to the old MAC and time out.
     ip neigh flush to "$ip" 2>/dev/null || true
@@ -44,13 +44,15 @@ case "${1:-}" in
     [ $# -eq 2 ] || usage
     name=$2
     name_ok "$name"
-    for c in $LAB_CONTAINERS; do
-      [ "$c" != "$name" ] || { echo "lab: $name is one of the lab's own containers (lab/down.sh)" >&2; exit 2; }
+    for c in $LAB_BMS $KUBE_NODES; do
+      [ "${c%%=*}" != "$name" ] || { echo "lab: $name is one of the lab's own containers (lab/kube/down.sh)" >&2; exit 2; }
     done
     podman rm -f -t 2 "$name" >/dev/null 2>&1 || true
-    # A dynamic node stays IDLE in slurmctld until SlurmdTimeout: delete its record.
-    if [ "$(podman inspect -f '{{.State.Running}}' ctl 2>/dev/null)" = true ]; then
-      podman exec ctl scontrol delete "nodename=$name" >/dev/null 2>&1 || true
+    # A dynamic node stays IDLE in slurmctld until SlurmdTimeout: delete its record (in the
+    # controller pod of lab/kube, when the cluster is up).
+    if [ -s "$KUBE_KUBECONFIG" ]; then
+      "$KUBE_BIN/kubectl" --kubeconfig "$KUBE_KUBECONFIG" -n slurm exec slurm-controller-0 -c slurmctld -- \
+        scontrol delete "nodename=$name" >/dev/null 2>&1 || true
     fi
     echo "lab: $name removed"
     ;;

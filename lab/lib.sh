@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Functions shared by the lab scripts (up.sh, host.sh); source env.sh first.
+# Functions shared by the lab scripts (kube/up.sh, host.sh); source env.sh first.
 
 # Start a lab container booting systemd, unless it already runs: lab_run name image podman-args...
 lab_run() {
@@ -23,8 +23,9 @@ lab_wait_booted() {
 }
 
 # A bare-metal host: a bare systemd host (no Slurm) on the external network only, with its
-# own /etc/hosts for the roles to edit. The host's FORWARD rules (up.sh) isolate the whole
-# external network from the pod network, so every such host gets the same isolation.
+# own /etc/hosts for the roles to edit. The host's FORWARD rules (kube/up.sh) keep the whole
+# external network from reaching pod IPs but through a node, so every such host gets the same
+# isolation.
 #   lab_bm_run name ip [image]   start it (returns at once; then lab_wait_booted); the image
 #                                is $LAB_IMAGE_HOST (forky) unless named
 #   lab_bm_hosts name ip    once booted: its own name in /etc/hosts

@@ -19,8 +19,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
 venv=$cache/venv
-stage=$cache/ee/build
 mode=${1:-build}
+# a directory per mode: make test's static lane checks the context while the ee scenario builds
+stage=$cache/ee/${mode#--}
 fail() { echo "build-ee: ERROR: $*" >&2; exit 1; }
 log() { echo "build-ee: $*" >&2; }
 

@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
-# Run every test tier (make static, unit, molecule, k8s, kube, integration), each to its end even
-# when an earlier one failed, and close with one line per tier: passed, failed (with the
-# first error line it printed) or skipped because SKIP_TIERS named it. A tier that cannot
-# run (e.g. no Go toolchain, an unreachable module proxy) fails; it is never skipped unasked.
+# Run every test tier (make builds, static, unit, k8s, kube, integration), each to its end even
+# when an earlier one failed, and close with one line per tier: passed, failed (with the first
+# error line it printed) or skipped because SKIP_TIERS named it. A tier that cannot run (e.g. no
+# Go toolchain, an unreachable module proxy) fails; it is never skipped unasked.
 #
 #   SKIP_TIERS="k8s integration" make test
+#
+# Lanes: first `builds` (the labs' binaries and images, cached under ~/.cache; CPU-bound on a
+# first run), with the tiers that only compute (static, unit) beside it; then the two labs side
+# by side: the Metal3 tier's control plane, Ironic and Redfish emulator on this machine's
+# loopback (k8s, then integration, which uses the same services) and the real-Kubernetes lab in
+# its node containers on 10.127.0.0/24 (kube). Within a lane, one tier after another. The lanes
+# share no files, ports or networks, and no test holds a timing limit that a busy CPU would
+# break. SERIAL_TIERS=1 runs every tier in one lane, in the order above. The output of the
+# tiers that ran beside the foreground one is printed at the end (all of it is in test-logs/).
 #
 # Exit status: 0 when no tier failed.
 set -uo pipefail
 
-TIERS=(static unit molecule k8s kube integration)
+TIERS=(builds static unit k8s kube integration)
+LAB_TIERS=" k8s kube integration "   # need the builds
 skip=" ${SKIP_TIERS:-} "
 logs=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/test-logs
 mkdir -p "$logs"
@@ -32,29 +42,59 @@ first_error() {
        END { if (!found) print (pending != "" ? pending : hit != "" ? hit : "see " FILENAME) }' "$1"
 }
 
-declare -A result
-failed=0
-for tier in "${TIERS[@]}"; do
+# run_tier TIER [beside]: make TIER, its output to its log (and to the terminal unless it runs
+# beside another lane); its result line to $logs/TIER.result.
+run_tier() {
+  local tier=$1 start=$SECONDS rc took
   if [[ $skip == *" $tier "* ]]; then
-    result[$tier]="skipped (SKIP_TIERS)"
-    continue
+    echo "skipped (SKIP_TIERS)" >"$logs/$tier.result"
+    return
   fi
-  echo "=== tier $tier: make $tier"
-  start=$SECONDS
-  make --no-print-directory "$tier" 2>&1 | tee "$logs/$tier.log"
-  rc=${PIPESTATUS[0]}
+  if [[ $LAB_TIERS == *" $tier "* && $(cat "$logs/builds.result" 2>/dev/null) == FAILED* ]]; then
+    echo "FAILED: not run, the builds tier failed ($logs/builds.log)" >"$logs/$tier.result"
+    return
+  fi
+  echo "=== tier $tier: make $tier${2:+ (beside another lane; its output is printed at the end)}"
+  if [ -n "${2:-}" ]; then
+    make --no-print-directory "$tier" >"$logs/$tier.log" 2>&1
+    rc=$?
+  else
+    make --no-print-directory "$tier" 2>&1 | tee "$logs/$tier.log"
+    rc=${PIPESTATUS[0]}
+  fi
   took=$((SECONDS - start))
   if [ "$rc" -eq 0 ]; then
-    result[$tier]="passed (${took} s)"
+    echo "passed (${took} s)" >"$logs/$tier.result"
   else
-    failed=1
-    result[$tier]="FAILED (exit $rc after ${took} s): $(first_error "$logs/$tier.log")"
+    echo "FAILED (exit $rc after ${took} s): $(first_error "$logs/$tier.log")" >"$logs/$tier.result"
   fi
+  [ -z "${2:-}" ] || echo "=== tier $tier (beside) ended: $(cat "$logs/$tier.result")"
+}
+
+for tier in "${TIERS[@]}"; do rm -f "$logs/$tier.result" "$logs/$tier.log"; done
+beside=()
+if [ "${SERIAL_TIERS:-0}" = 1 ]; then
+  for tier in "${TIERS[@]}"; do run_tier "$tier"; done
+else
+  ( run_tier static beside; run_tier unit beside ) & pids=($!)
+  run_tier builds
+  ( run_tier k8s beside; run_tier integration beside ) & pids+=($!)
+  run_tier kube
+  wait "${pids[@]}"
+  beside=(static unit k8s integration)
+fi
+for tier in "${beside[@]}"; do
+  [ -s "$logs/$tier.log" ] || continue
+  echo "=== tier $tier's output (it ran beside another lane)"
+  cat "$logs/$tier.log"
 done
 
 echo
 echo "=== make test: tiers"
+failed=0
 for tier in "${TIERS[@]}"; do
-  printf '  %-12s %s\n' "$tier" "${result[$tier]}"
+  result=$(cat "$logs/$tier.result" 2>/dev/null || echo "FAILED: no result (the tier did not end)")
+  [[ $result == passed* || $result == skipped* ]] || failed=1
+  printf '  %-12s %s\n' "$tier" "$result"
 done
 exit $failed

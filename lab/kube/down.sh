@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Remove the real-Kubernetes lab: node containers, their containerd volumes and cgroups, the
-# storage volume (the controller's state), the bare-metal hosts, and the cluster's state
-# (certificates, kubeconfig). Built images and binaries stay cached.
+# storage volume (the controller's state), the bare-metal hosts, the external network, and the
+# cluster's state (certificates, kubeconfig). Built images and binaries stay cached.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lab/kube/env.sh
@@ -27,5 +27,6 @@ while iptables -w -t nat -D POSTROUTING -s "$LAB_EXT_CIDR" -d "$KUBE_CLUSTER_CID
     -m comment --comment slime-kube -j ACCEPT 2>/dev/null; do :; done
 while iptables -w -D FORWARD -s "$LAB_EXT_CIDR" -d "$KUBE_CLUSTER_CIDR" -m physdev ! --physdev-is-bridged \
     -m comment --comment slime-kube -j REJECT 2>/dev/null; do :; done
+podman network rm -f "$LAB_EXT_NET" >/dev/null 2>&1 || true
 rm -rf "$KUBE_DIR/pki" "$KUBE_DIR/nodes" "$KUBE_KUBECONFIG"
 echo "lab/kube: down"

@@ -1,8 +1,8 @@
 # shellcheck shell=bash disable=SC2034
 # (sourced, never executed) Settings of the real-Kubernetes lab (lab/kube/up.sh, down.sh).
-# It shares the hybrid lab's external network, bare-metal hosts, SSH key and network mode
-# (lab/env.sh): the Kubernetes nodes sit on the external network beside the bare metal, as at
-# a site; pods live in each node's podCIDR behind it.
+# It uses the external network, bare-metal hosts, SSH key and network mode of lab/env.sh: the
+# Kubernetes nodes sit on the external network beside the bare metal, as at a site; pods live
+# in each node's podCIDR behind it.
 # shellcheck source=lab/env.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../env.sh"
 KUBE_DIR=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/kube

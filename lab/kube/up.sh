@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Bring up the real-Kubernetes lab: a Kubernetes cluster of three node containers (kubelet,
 # containerd, runc, the upstream CNI plugins, kube-proxy; the control plane on the first) with
-# CoreDNS as cluster DNS, and the hybrid lab's bare-metal hosts beside them on the external
+# CoreDNS as cluster DNS, and the lab's bare-metal hosts (lab/lib.sh) beside them on the external
 # network. Nothing of Slurm or Slinky is installed here: playbooks/site.yml does that.
-# Idempotent: a cluster that is up is kept. See lab/README.md.
+# Idempotent: a cluster that is up is kept. `up.sh --build-only` builds what the nodes run and
+# stops there. See lab/kube/README.md.
 #
 # Pod network: each node's CNI is bridge + host-local (its spec.podCIDR, given by the
 # controller-manager) + portmap (hostPorts); each node routes the other nodes' podCIDRs to
@@ -36,7 +37,7 @@ build() {  # build WHAT CMD...: output to $build_log, shown when it fails
 # mostly waiting on the mirror and the disk), and CoreDNS with cert-manager (hundreds of modules to
 # download) beside the Kubernetes build, which keeps both CPUs busy. Each has a log of its own.
 images_log=$KUBE_DIR/build-images.log bins_log=$KUBE_DIR/build-bins.log
-( "$repo/lab/build-image.sh" --bare && "$here/images.sh" slurmctld slurmd slurmrestd login logfile ) >"$images_log" 2>&1 &
+( "$repo/lab/build-image.sh" && "$here/images.sh" slurmctld slurmd slurmrestd login logfile ) >"$images_log" 2>&1 &
 images_pid=$!
 "$here/bins.sh" >"$bins_log" 2>&1 &            # CoreDNS, cert-manager and its chart
 bins_pid=$!
@@ -55,11 +56,11 @@ if [ "$(podman image inspect -f '{{ index .Labels "slime.lab.sum" }}' "$KUBE_NOD
     -t "$KUBE_NODE_IMAGE" -f "$here/node/Containerfile" "$here/node" >/dev/null
 fi
 log "binaries and images ready ($((SECONDS - t0)) s)"
+if [ "${1:-}" = --build-only ]; then
+  build "$repo/tests/k8s/scc-admission-bin.sh"   # OpenShift's SCC admission (SLIME_KUBE_OPENSHIFT=1)
+  exit 0
+fi
 
-# The hybrid lab's Kubernetes imitation shares the bare-metal hosts' names: one lab at a time.
-for c in k8snode ctl pod-1 pod-2; do
-  podman container exists "$c" && die "the podman-only hybrid lab is up (container $c): run lab/down.sh first"
-done
 podman network exists "$LAB_EXT_NET" || {
   lab_clear_stale_bridges "$LAB_EXT_CIDR"
   podman network create --disable-dns --subnet "$LAB_EXT_CIDR" "$LAB_EXT_NET" >/dev/null
