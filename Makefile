@@ -57,11 +57,13 @@ test: deps collection
 
 # What the lab tiers run, built once (and cached): the Kubernetes binaries, CoreDNS, cert-manager,
 # Slinky's operator, charts and containers, the bare hosts' image, OpenShift's SCC admission
-# (lab/kube/up.sh --build-only) and Metal3's baremetal-operator. Each tier also builds what it
-# misses itself; make test builds first so that the labs, which then run side by side, never do.
+# (lab/kube/up.sh --build-only), Metal3's baremetal-operator and the execution environment image
+# (molecule ee; with the Helm client built above). Each tier also builds what it misses itself;
+# make test builds first so that the labs, which then run side by side, never do.
 builds: deps collection
 	./lab/kube/up.sh --build-only
 	./tests/k8s/bmo-bin.sh
+	SLIME_EE_HELM=$(CACHE)/k8s/bin/helm ./scripts/build-ee.sh
 
 static: lint sanity docs-check ee-check galaxy-check
 
