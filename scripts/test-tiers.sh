@@ -19,7 +19,7 @@
 set -uo pipefail
 
 TIERS=(builds static unit k8s kube integration)
-LAB_TIERS=" k8s kube integration "   # need the builds
+LAB_TIERS=" k8s kube "   # need the builds
 skip=" ${SKIP_TIERS:-} "
 logs=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/test-logs
 mkdir -p "$logs"
