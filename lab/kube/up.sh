@@ -55,6 +55,18 @@ if [ "$(podman image inspect -f '{{ index .Labels "slime.lab.sum" }}' "$KUBE_NOD
   podman build -q --label "slime.lab.sum=$sum" --build-arg "MINBASE=$("$repo/lab/minbase.sh" trixie)" \
     -t "$KUBE_NODE_IMAGE" -f "$here/node/Containerfile" "$here/node" >/dev/null
 fi
+# Every image in one archive (podman save -m), which each node imports: the Slurm images share
+# their Debian and Slurm layers, read and unpacked once then (here 749 MB instead of 1.8 GB of
+# one archive per image; one node's import 12 s instead of 27 s). Saved again when an image changed.
+image_refs=$("$here/images.sh" list | cut -d= -f2)
+bundle=$KUBE_IMAGES/all.tar
+bundle_id=$(for r in $image_refs; do podman image inspect -f '{{.Id}}' "$r"; done | sha256sum | cut -c1-16)
+if [ "$(cat "$bundle.id" 2>/dev/null)" != "$bundle_id" ]; then
+  # shellcheck disable=SC2086  # image references, split on purpose
+  podman save -m -q --format docker-archive -o "$bundle.tmp" $image_refs >/dev/null 2>&1 \
+    || { rm -f "$bundle.tmp"; die "podman save of the nodes' images failed"; }
+  mv "$bundle.tmp" "$bundle" && echo "$bundle_id" >"$bundle.id"
+fi
 log "binaries and images ready ($((SECONDS - t0)) s)"
 if [ "${1:-}" = --build-only ]; then
   build "$repo/tests/k8s/scc-admission-bin.sh"   # OpenShift's SCC admission (SLIME_KUBE_OPENSHIFT=1)
@@ -223,14 +235,15 @@ done
 # Images into every node's containerd (k8s.io namespace, where the kubelet looks), pinned; the
 # nodes import in parallel.
 import_images() {  # import_images NODE
-  local have short ref
+  local have ref missing=0
   for _ in $(seq 120); do podman exec "$1" ctr version >/dev/null 2>&1 && break; sleep 0.5; done
   have=$(podman exec "$1" ctr -n k8s.io images ls -q 2>/dev/null || true)
-  while IFS='=' read -r short ref; do
-    grep -qxF "$ref" <<<"$have" && continue
-    podman exec "$1" ctr -n k8s.io images import "/images/$short.tar" >/dev/null || return 1
+  for ref in $image_refs; do grep -qxF "$ref" <<<"$have" || missing=1; done
+  [ "$missing" = 1 ] || return 0
+  podman exec "$1" ctr -n k8s.io images import /images/all.tar >/dev/null || return 1
+  for ref in $image_refs; do
     podman exec "$1" ctr -n k8s.io images label "$ref" io.cri-containerd.pinned=pinned >/dev/null || return 1
-  done < <("$here/images.sh" list)
+  done
 }
 pids=()
 for n in $KUBE_NODES; do import_images "${n%%=*}" & pids+=($!); done
