@@ -12,10 +12,8 @@
 # The hosts it adds (bm-t, bm-u, bm-v, bm-3) are removed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
-export ANSIBLE_CONFIG=$PWD/ansible.cfg ANSIBLE_NOCOLOR=1 K8S_AUTH_KUBECONFIG=$cache/kube/kubeconfig
-kubectl() { "$cache/k8s/bin/kubectl" --kubeconfig "$cache/kube/kubeconfig" "$@"; }
-ctl() { kubectl -n slurm exec slurm-controller-0 -c slurmctld -- "$@"; }
+# shellcheck source=benchmarks/lib.sh
+. benchmarks/lib.sh
 idle=${BENCH_IDLE:-20}
 work=$(mktemp -d)
 pid=
@@ -25,9 +23,6 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-now() { date +%s.%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
-recap_changed() { grep -Eo 'changed=[0-9]+' | awk -F= '{ s += $2 } END { print s + 0 }'; }
 # inventory FILE [VARS]: the extra hosts (name=ip) of $hosts in slurm_baremetal, each with the
 # host variables VARS too (YAML flow mapping entries).
 inventory() {

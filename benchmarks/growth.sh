@@ -15,18 +15,13 @@
 # one). Measures; never asserts a limit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
-export ANSIBLE_CONFIG=$PWD/ansible.cfg ANSIBLE_NOCOLOR=1 K8S_AUTH_KUBECONFIG=$cache/kube/kubeconfig
-kubectl() { "$cache/k8s/bin/kubectl" --kubeconfig "$cache/kube/kubeconfig" "$@"; }
-ctl() { kubectl -n slurm exec slurm-controller-0 -c slurmctld -- "$@"; }
-now() { date +%s.%N; }
+# shellcheck source=benchmarks/lib.sh
+. benchmarks/lib.sh
 busy() { awk -v hz="$(getconf CLK_TCK)" '/^cpu / { printf "%.1f", ($2 + $3 + $4 + $7 + $8 + $9) / hz }' /proc/stat; }
 cores=$(nproc)
 # The user + system CPU `times` wrote for the children of a subshell (ansible-playbook and its forks).
 cpu() { awk 'function sec(t) { split(t, p, "m"); return p[1] * 60 + p[2] + 0 }
              NR == 2 { printf "%.1f", sec($1) + sec($2) }' "$tmp/cpu"; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
-changed() { grep -Eo 'changed=[0-9]+' | awk -F= '{ s += $2 } END { print s + 0 }'; }
 sizes=${BENCH_GROWTH_SIZES:-1 4 16}
 first=3 base=63            # bm-3 at 10.127.0.63, ... (lab/kube/env.sh has .30-.32, lab/env.sh .61-.62)
 mib() { awk '{ v = $1; u = $1; sub(/[0-9.]+/, "", u); sub(/[A-Za-z]+$/, "", v);
@@ -65,12 +60,12 @@ for n in $sizes; do
   idle=$(ctl sinfo -h -N -n "$limit" -o '%N %T' 2>/dev/null | grep -c ' idle$' || true)
   s=$(secs "$t0" "$t1")
   [ -n "$one" ] || one=$s
-  echo "converge of $n fresh bare-metal host$([ "$n" = 1 ] || echo s) (forks $forks): $s s ($(awk -v a="$s" -v b="$one" 'BEGIN { printf "%.2f", a / b }')x the 1-host time, $(awk -v a="$s" -v n="$n" 'BEGIN { printf "%.1f", a / n }') s per host; changed=$(changed <<<"$out"), rc=$rc, $idle/$n IDLE)"
+  echo "converge of $n fresh bare-metal host$([ "$n" = 1 ] || echo s) (forks $forks): $s s ($(awk -v a="$s" -v b="$one" 'BEGIN { printf "%.2f", a / b }')x the 1-host time, $(awk -v a="$s" -v n="$n" 'BEGIN { printf "%.1f", a / n }') s per host; changed=$(recap_changed <<<"$out"), rc=$rc, $idle/$n IDLE)"
   awk -v w="$(secs "$t0" "$t1")" -v b="$(secs "$b0" "$b1")" -v a="$(cpu)" -v c="$cores" -v n="$n" 'BEGIN {
     printf "  CPU of that converge: machine busy %.1f s of %.1f s on %d cores (%.0f%%); ansible-playbook and its forks %.1f s; the rest (the hosts: apt, dpkg, systemd, slurmd; the Kubernetes nodes beside) %.1f s = %.1f s per host\n", b, w * c, c, 100 * b / (w * c), a, b - a, (b - a) / n }' 
   t0=$(now); run benchmarks/empty.yml >/dev/null 2>&1; t1=$(now); empty=$(secs "$t0" "$t1")
   t0=$(now); out=$( (run playbooks/site.yml --tags baremetal; times >"$tmp/cpu") 2>&1) || true; t1=$(now); rerun=$(secs "$t0" "$t1")
-  echo "idempotent re-run of site.yml on the $n: $rerun s (changed=$(changed <<<"$out")) vs empty play over them: $empty s ($(awk -v a="$rerun" -v b="$empty" 'BEGIN { printf "%.1f", a / b }')x; $(cpu) s of ansible-playbook CPU)"
+  echo "idempotent re-run of site.yml on the $n: $rerun s (changed=$(recap_changed <<<"$out")) vs empty play over them: $empty s ($(awk -v a="$rerun" -v b="$empty" 'BEGIN { printf "%.1f", a / b }')x; $(cpu) s of ansible-playbook CPU)"
   echo "memory per converged host (podman stats, mean of $n): $(podman stats --no-stream --format '{{.MemUsage}}' "${hosts[@]}" | cut -d/ -f1 | mib) MiB"
   for h in "${hosts[@]}"; do ./lab/host.sh remove "$h" >/dev/null; done
   hosts=()

@@ -11,13 +11,9 @@
 # (PATH, SLIME_CACHE, the collection). Measures; never asserts a limit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
-export ANSIBLE_CONFIG=$PWD/ansible.cfg ANSIBLE_NOCOLOR=1 K8S_AUTH_KUBECONFIG=$cache/kube/kubeconfig
-kubectl() { "$cache/k8s/bin/kubectl" --kubeconfig "$cache/kube/kubeconfig" "$@"; }
-ctl() { kubectl -n slurm exec slurm-controller-0 -c slurmctld -- "$@"; }
+# shellcheck source=benchmarks/lib.sh
+. benchmarks/lib.sh
 play() { ansible-playbook -i inventories/kube/hosts.yml "$@" >/dev/null 2>&1; }
-now() { date +%s.%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 feature=slinky   # the NodeSet of inventories/kube (slinky_nodesets): its name is its pods' Slurm feature
 bms="bm-1 bm-2"
 pods() { kubectl -n slurm get pods -l app.kubernetes.io/name=slurmd -o jsonpath='{.items[*].metadata.name}'; }

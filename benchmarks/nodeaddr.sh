@@ -13,14 +13,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-64}
-cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
+# shellcheck source=benchmarks/lib.sh
+. benchmarks/lib.sh
 # PATH: the ctl host's connection (kubernetes.core.kubectl) runs the kubectl it finds there.
 export PATH=$cache/k8s/bin:$PATH
-export ANSIBLE_CONFIG=$PWD/ansible.cfg ANSIBLE_NOCOLOR=1 K8S_AUTH_KUBECONFIG=$cache/kube/kubeconfig
-kubectl() { "$cache/k8s/bin/kubectl" --kubeconfig "$cache/kube/kubeconfig" "$@"; }
-ctl() { kubectl -n slurm exec slurm-controller-0 -c slurmctld -- "$@"; }
-now() { date +%s.%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 last=$(printf 'bench%03d' "$n")
 records="NodeName=bench[001-$(printf %03d "$n")]"
 # Address i of a run: 10.X.(i / 250).(i % 250 + 1), X = 200 (loop), 201 (module), 202/203 (inside).
@@ -42,19 +38,19 @@ for i in $(seq 1 "$n"); do
   ctl scontrol update "NodeName=$(printf 'bench%03d' "$i")" "NodeAddr=$(addr 200 "$i")"
 done
 t1=$(now)
-loop=$(secs "$t0" "$t1")
+loop=$(secs "$t0" "$t1" 2)
 ctl scontrol show node -o "$last" | grep -q "NodeAddr=$(addr 200 "$n") " || { echo "loop did not apply" >&2; exit 1; }
 
 t0=$(now)
 ansible-playbook -i inventories/kube/hosts.yml benchmarks/nodeaddr.yml -e bench_count="$n" >/dev/null
 t1=$(now)
-module=$(secs "$t0" "$t1")
+module=$(secs "$t0" "$t1" 2)
 ctl scontrol show node -o "$last" | grep -q "NodeAddr=$(addr 201 "$n") " || { echo "module did not apply" >&2; exit 1; }
 
 t0=$(now)
 ansible-playbook -i inventories/kube/hosts.yml benchmarks/nodeaddr.yml -e bench_count="$n" >/dev/null
 t1=$(now)
-again=$(secs "$t0" "$t1")
+again=$(secs "$t0" "$t1" 2)
 
 # The same comparison without any exec or Ansible overhead: inside the controller's container,
 # N scontrol updates versus the one batched update the module sends.

@@ -10,13 +10,9 @@
 # Leaves the cluster converged in network mode nat (lab/kube/down.sh removes it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
-export ANSIBLE_CONFIG=$PWD/ansible.cfg ANSIBLE_NOCOLOR=1 K8S_AUTH_KUBECONFIG=$cache/kube/kubeconfig
-kubectl() { "$cache/k8s/bin/kubectl" --kubeconfig "$cache/kube/kubeconfig" "$@"; }
-ctl() { kubectl -n slurm exec slurm-controller-0 -c slurmctld -- "$@"; }
+# shellcheck source=benchmarks/lib.sh
+. benchmarks/lib.sh
 
-now() { date +%s.%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
 ./benchmarks/kube.sh
 

@@ -5,11 +5,8 @@
 # Needs a converged lab/kube (run.sh leaves one). Measures; never asserts a limit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
-export ANSIBLE_CONFIG=$PWD/ansible.cfg ANSIBLE_NOCOLOR=1 K8S_AUTH_KUBECONFIG=$cache/kube/kubeconfig
-kubectl() { "$cache/k8s/bin/kubectl" --kubeconfig "$cache/kube/kubeconfig" "$@"; }
-ctl() { kubectl -n slurm exec slurm-controller-0 -c slurmctld -- "$@"; }
-now() { date +%s.%N; }
+# shellcheck source=benchmarks/lib.sh
+. benchmarks/lib.sh
 job=$(ctl sbatch --parsable -w bm-2 -o /dev/null --wrap 'sleep 60')
 until [ "$(ctl squeue -h -j "$job" -o %T)" = RUNNING ]; do sleep 0.2; done
 t0=$(now)
@@ -17,5 +14,5 @@ ansible-playbook -i inventories/kube/hosts.yml playbooks/scale_in.yml \
   -e '{"slime_scale_in": ["bm-2"], "slime_scale_in_timeout": 600}' >/dev/null
 t1=$(now)
 state=$(ctl scontrol show job -o "$job" | grep -Eo 'JobState=[A-Z]+ |Restarts=[0-9]+' | tr -d ' ' | paste -sd' ')
-echo "scale-in of bm-2 with a 60 s job running: $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s from start to host released ($state)"
+echo "scale-in of bm-2 with a 60 s job running: $(secs "$t0" "$t1") s from start to host released ($state)"
 ansible-playbook -i inventories/kube/hosts.yml playbooks/scale_out.yml -e '{"slime_scale_out": ["bm-2"]}' >/dev/null
