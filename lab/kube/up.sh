@@ -55,18 +55,8 @@ if [ "$(podman image inspect -f '{{ index .Labels "slime.lab.sum" }}' "$KUBE_NOD
   podman build -q --label "slime.lab.sum=$sum" --build-arg "MINBASE=$("$repo/lab/minbase.sh" trixie)" \
     -t "$KUBE_NODE_IMAGE" -f "$here/node/Containerfile" "$here/node" >/dev/null
 fi
-# Every image in one archive (podman save -m), which each node imports: the Slurm images share
-# their Debian and Slurm layers, read and unpacked once then (here 749 MB instead of 1.8 GB of
-# one archive per image; one node's import 12 s instead of 27 s). Saved again when an image changed.
 image_refs=$("$here/images.sh" list | cut -d= -f2)
-bundle=$KUBE_IMAGES/all.tar
-bundle_id=$(for r in $image_refs; do podman image inspect -f '{{.Id}}' "$r"; done | sha256sum | cut -c1-16)
-if [ "$(cat "$bundle.id" 2>/dev/null)" != "$bundle_id" ]; then
-  # shellcheck disable=SC2086  # image references, split on purpose
-  podman save -m -q --format docker-archive -o "$bundle.tmp" $image_refs >/dev/null 2>&1 \
-    || { rm -f "$bundle.tmp"; die "podman save of the nodes' images failed"; }
-  mv "$bundle.tmp" "$bundle" && echo "$bundle_id" >"$bundle.id"
-fi
+[ -s "$KUBE_IMAGES/all.tar" ] || die "no $KUBE_IMAGES/all.tar: lab/kube/images.sh --require-all saves it"
 log "binaries and images ready ($((SECONDS - t0)) s)"
 if [ "${1:-}" = --build-only ]; then
   build "$repo/tests/k8s/scc-admission-bin.sh"   # OpenShift's SCC admission (SLIME_KUBE_OPENSHIFT=1)
@@ -232,8 +222,8 @@ for n in $KUBE_NODES; do
   log "started node $name ($ip, $role)"
 done
 
-# Images into every node's containerd (k8s.io namespace, where the kubelet looks), pinned; the
-# nodes import in parallel.
+# Images into every node's containerd (k8s.io namespace, where the kubelet looks) from the one
+# archive images.sh saves, pinned; the nodes import in parallel.
 import_images() {  # import_images NODE
   local have ref missing=0
   for _ in $(seq 120); do podman exec "$1" ctr version >/dev/null 2>&1 && break; sleep 0.5; done
