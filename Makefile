@@ -15,7 +15,7 @@ export PY_COLORS := 0
 SLIME_VENDOR_DIR ?= $(firstword $(wildcard $(CURDIR)/../shared/vendor /work/shared/vendor))
 export SLIME_VENDOR_DIR
 
-.PHONY: deps collection demo kube-up kube-down test builds static unit k8s kube integration sanity lint docs-check ee-check galaxy-check bench bench-kube bench-demo build
+.PHONY: deps collection demo kube-up kube-down test builds static unit k8s kube kube-modes integration sanity lint docs-check ee-check galaxy-check bench bench-kube bench-demo build
 
 deps:
 	./scripts/install-deps.sh
@@ -110,15 +110,26 @@ k8s: collection
 # operator and the slurm chart with Slinky's containers rebuilt here, joins the bare-metal hosts,
 # and one srun spans pods and metal. ee and kube share one cluster (network_mode nat), as a site
 # keeps one: ee converges it from nothing with the execution environment image, kube proves the
-# mission, faults and scaling on it. kube-routed and kube-openshift start from a cluster of their
-# own (a NodeSet takes a new network only through the operator's rolling update; OpenShift admits
-# every pod from the first). Each scenario alone (molecule test -s NAME) makes and removes its own.
+# mission, faults and scaling on it. Each scenario alone (molecule test -s NAME) makes and removes
+# its own cluster. `--destroy never` skips the scenario's first destroy too, so the state molecule
+# keeps of the last run ("created") is reset here, or ee would skip creating the cluster down.sh
+# just removed.
 kube: collection
 	./lab/kube/down.sh
+	molecule reset -s ee
+	molecule reset -s kube
 	molecule test -s ee --destroy never
 	molecule test -s kube --destroy never
-	molecule test -s kube-routed
-	molecule test -s kube-openshift
+	./lab/kube/down.sh
+
+# The other network modes on a real Kubernetes: kube-routed and kube-openshift (hostnetwork, with
+# OpenShift's SCC admission), each from a cluster of its own (a NodeSet takes a new network only
+# through the operator's rolling update; OpenShift admits every pod from the first), in the
+# second lab (SLIME_LAB_SLOT=2, lab/env.sh: its own network, addresses and containers), so that
+# make test runs them beside the kube tier.
+kube-modes: collection
+	SLIME_LAB_SLOT=2 molecule test -s kube-routed
+	SLIME_LAB_SLOT=2 molecule test -s kube-openshift
 
 # Against real services on this machine: BMC preflight (sushy-tools Redfish, IPMI) and
 # Ironic enrollment (Ironic 35.0.0 from PyPI, standalone); the Metal3 lab role's checks and rendering (lab/metal3-dev-env).

@@ -6,11 +6,21 @@
 # The network mode the cluster's pod network is built for: nat (default), routed or hostnetwork.
 LAB_MODE=${SLIME_LAB_MODE:-nat}
 LAB_CACHE=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/lab
+# Two labs can run side by side on one machine (make test runs the network-mode scenarios in the
+# second beside the nat ones): SLIME_LAB_SLOT unset for the lab, 2 for the second. Each has its
+# own network, addresses (10.127.0.x, 10.127.2.x), container names (the second's start with
+# lab2-; the hosts' own names are the same) and cluster state (kube/env.sh).
+LAB_SLOT=${SLIME_LAB_SLOT:-}
+case "$LAB_SLOT" in ""|2) ;; *)
+  echo "lab: SLIME_LAB_SLOT=$LAB_SLOT is not one of: unset (the lab), 2 (the second lab)" >&2; exit 2 ;;
+esac
+LAB_NET_PREFIX=10.127.${LAB_SLOT:-0}
+LAB_CTR_PREFIX=${LAB_SLOT:+lab$LAB_SLOT-}
 # The external network: the Kubernetes nodes and the bare-metal hosts, as at a site.
-LAB_EXT_NET=slime-lab-ext
-LAB_EXT_CIDR=10.127.0.0/24
+LAB_EXT_NET=slime-lab-ext$LAB_SLOT
+LAB_EXT_CIDR=$LAB_NET_PREFIX.0/24
 LAB_IMAGE_HOST=localhost/slime-host:lab
 # The key Ansible logs in to bare-metal hosts with (made once by lab/lib.sh, lab_ssh_key).
 LAB_SSH_KEY=$LAB_CACHE/ssh/id_ed25519
 # Bare-metal hosts (external network): name=ip. lab/host.sh adds more, from .63 up.
-LAB_BMS="bm-1=10.127.0.61 bm-2=10.127.0.62"
+LAB_BMS="bm-1=$LAB_NET_PREFIX.61 bm-2=$LAB_NET_PREFIX.62"

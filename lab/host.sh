@@ -6,6 +6,7 @@
 #                                   e.g. trixie (its slurmd is 24.11: Slurm's compatibility window)
 #   ./host.sh remove NAME    the container, and the node's record in slurmctld if it has one
 # Addresses: LAB_EXT_CIDR, .63 upwards (env.sh and kube/env.sh keep .30-.32 and .61-.62).
+# SLIME_LAB_SLOT=2: in the second lab (env.sh); the container is then lab2-NAME.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lab/kube/env.sh
@@ -47,7 +48,7 @@ case "${1:-}" in
     for c in $LAB_BMS $KUBE_NODES; do
       [ "${c%%=*}" != "$name" ] || { echo "lab: $name is one of the lab's own containers (lab/kube/down.sh)" >&2; exit 2; }
     done
-    podman rm -f -t 2 "$name" >/dev/null 2>&1 || true
+    podman rm -f -t 2 "$(lab_ctr "$name")" >/dev/null 2>&1 || true
     # A dynamic node stays IDLE in slurmctld until SlurmdTimeout: delete its record (in the
     # controller pod of lab/kube, when the cluster is up).
     if [ -s "$KUBE_KUBECONFIG" ]; then

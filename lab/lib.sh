@@ -1,12 +1,17 @@
 # shellcheck shell=bash
 # Functions shared by the lab scripts (kube/up.sh, host.sh); source env.sh first.
 
+# The container of the lab's host NAME: its name prefixed in the second lab (env.sh). Every
+# function below takes the host's name and works on its container.
+lab_ctr() { echo "$LAB_CTR_PREFIX$1"; }
+
 # Start a lab container booting systemd, unless it already runs: lab_run name image podman-args...
 lab_run() {
-  local name=$1 image=$2; shift 2
-  if [ "$(podman inspect -f '{{.State.Running}}' "$name" 2>/dev/null)" = true ]; then return; fi
-  podman rm -f "$name" >/dev/null 2>&1 || true
-  podman run -d --name "$name" --hostname "$name" --label slime-lab=1 \
+  local name=$1 image=$2 ctr; shift 2
+  ctr=$(lab_ctr "$name")
+  if [ "$(podman inspect -f '{{.State.Running}}' "$ctr" 2>/dev/null)" = true ]; then return; fi
+  podman rm -f "$ctr" >/dev/null 2>&1 || true
+  podman run -d --name "$ctr" --hostname "$name" --label slime-lab=1 --label "slime-lab-slot=${LAB_SLOT:-1}" \
     --privileged --systemd=always --cgroupns=private "$@" "$image" >/dev/null
 }
 
@@ -14,7 +19,7 @@ lab_run() {
 lab_wait_booted() {
   local name=$1 state
   for _ in $(seq 1 120); do
-    state=$(podman exec "$name" systemctl is-system-running 2>/dev/null || true)
+    state=$(podman exec "$(lab_ctr "$name")" systemctl is-system-running 2>/dev/null || true)
     case "$state" in running|degraded) return 0 ;; esac
     sleep 0.5
   done
@@ -33,20 +38,25 @@ lab_bm_run() {
   lab_run "$1" "${3:-$LAB_IMAGE_HOST}" --network "$LAB_EXT_NET:ip=$2" --no-hosts
 }
 lab_bm_hosts() {
-  podman exec "$1" sh -c "grep -q ' $1\$' /etc/hosts || echo '$2 $1' >>/etc/hosts"
+  podman exec "$(lab_ctr "$1")" sh -c "grep -q ' $1\$' /etc/hosts || echo '$2 $1' >>/etc/hosts"
   lab_ssh_authorize "$1"
 }
 
-# The lab's SSH key (ed25519, made once) and its public half in a host's root authorized_keys,
-# as a site's provisioning would put an operator key there.
+# The lab's SSH key (ed25519, made once; both labs may come up at once, so under a lock) and
+# its public half in a host's root authorized_keys, as a site's provisioning would put an
+# operator key there.
 lab_ssh_key() {
-  [ -s "$LAB_SSH_KEY" ] && return 0
-  mkdir -p "$(dirname "$LAB_SSH_KEY")" && chmod 0700 "$(dirname "$LAB_SSH_KEY")"
-  ssh-keygen -q -t ed25519 -N '' -C slime-lab -f "$LAB_SSH_KEY"
+  local dir
+  dir=$(dirname "$LAB_SSH_KEY")
+  mkdir -p "$dir" && chmod 0700 "$dir"
+  (
+    flock 9
+    [ -s "$LAB_SSH_KEY" ] || ssh-keygen -q -t ed25519 -N '' -C slime-lab -f "$LAB_SSH_KEY"
+  ) 9>"$dir/.lock"
 }
 lab_ssh_authorize() {
   lab_ssh_key
-  podman exec -i "$1" sh -c 'umask 077; mkdir -p /root/.ssh; cat >/root/.ssh/authorized_keys' <"$LAB_SSH_KEY.pub"
+  podman exec -i "$(lab_ctr "$1")" sh -c 'umask 077; mkdir -p /root/.ssh; cat >/root/.ssh/authorized_keys' <"$LAB_SSH_KEY.pub"
 }
 
 # A teardown that raced another (two down.sh, or podman killed mid-way) can leave the Linux

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run every test tier (make builds, static, unit, k8s, kube, integration), each to its end even
+# Run every test tier (make builds, static, unit, k8s, kube, kube-modes, integration), each to its end even
 # when an earlier one failed, and close with one line per tier: passed, failed (with the first
 # error line it printed) or skipped because SKIP_TIERS named it. A tier that cannot run (e.g. no
 # Go toolchain, an unreachable module proxy) fails; it is never skipped unasked.
@@ -7,19 +7,20 @@
 #   SKIP_TIERS="k8s integration" make test
 #
 # Lanes: first `builds` (the labs' binaries and images, cached under ~/.cache; CPU-bound on a
-# first run), with the tiers that only compute (static, unit) beside it; then the two labs side
-# by side: the Metal3 tier's control plane, Ironic and Redfish emulator on this machine's
-# loopback (k8s, then integration, which uses the same services) and the real-Kubernetes lab in
-# its node containers on 10.127.0.0/24 (kube). Within a lane, one tier after another. The lanes
-# share no files, ports or networks, and no test holds a timing limit that a busy CPU would
-# break. SERIAL_TIERS=1 runs every tier in one lane, in the order above. The output of the
-# tiers that ran beside the foreground one is printed at the end (all of it is in test-logs/).
+# first run), with the tiers that only compute (static, unit) beside it; then the labs side by
+# side: the Metal3 tier's control plane, Ironic and Redfish emulator on this machine's loopback
+# (k8s, then integration, which uses the same services), the real-Kubernetes lab in its node
+# containers on 10.127.0.0/24 (kube) and the second real-Kubernetes lab on 10.127.2.0/24
+# (kube-modes, SLIME_LAB_SLOT=2). Within a lane, one tier after another. The lanes share no
+# files, ports or networks, and no test holds a timing limit that a busy CPU would break.
+# SERIAL_TIERS=1 runs every tier in one lane, in the order above. The output of the tiers that
+# ran beside the foreground one is printed at the end (all of it is in test-logs/).
 #
 # Exit status: 0 when no tier failed.
 set -uo pipefail
 
-TIERS=(builds static unit k8s kube integration)
-LAB_TIERS=" k8s kube "   # need the builds
+TIERS=(builds static unit k8s kube kube-modes integration)
+LAB_TIERS=" k8s kube kube-modes "   # need the builds
 skip=" ${SKIP_TIERS:-} "
 logs=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/test-logs
 mkdir -p "$logs"
@@ -79,9 +80,10 @@ else
   ( run_tier static beside; run_tier unit beside ) & pids=($!)
   run_tier builds
   ( run_tier k8s beside; run_tier integration beside ) & pids+=($!)
+  run_tier kube-modes beside & pids+=($!)
   run_tier kube
   wait "${pids[@]}"
-  beside=(static unit k8s integration)
+  beside=(static unit k8s kube-modes integration)
 fi
 for tier in "${beside[@]}"; do
   [ -s "$logs/$tier.log" ] || continue

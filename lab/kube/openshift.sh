@@ -27,17 +27,20 @@
 #      working while the webhook is down (CoreDNS); the webhook itself is a process of the node,
 #      not a pod, so it needs no namespace of its own.
 #
-# Environment: SLIME_KUBE_CP, the control-plane node container (default: the first of
-# KUBE_NODES); SCC_ADMISSION_PORT (default 10270).
+# Environment: SCC_ADMISSION_PORT (default 10270). It runs on the control-plane node (the first
+# of KUBE_NODES).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 # shellcheck source=lab/kube/env.sh
 . "$here/env.sh"
+# shellcheck source=lab/lib.sh
+. "$here/../lib.sh"
 die() { echo "lab/kube/openshift: ERROR: $*" >&2; exit 1; }
 log() { echo "lab/kube/openshift: $*"; }
 
-cp_node=${SLIME_KUBE_CP:-${KUBE_NODES%%=*}}
+cp_node=${KUBE_NODES%%=*}
+cp_ctr=$(lab_ctr "$cp_node")
 port=${SCC_ADMISSION_PORT:-10270}
 vendor=${SLIME_VENDOR_DIR:-$repo/../shared/vendor}
 sccs=$vendor/openshift/default-sccs-release-4.19
@@ -48,7 +51,7 @@ kc() { "$KUBE_BIN/kubectl" --kubeconfig "$KUBE_KUBECONFIG" "$@"; }
 
 { [ -f "$crd" ] && [ -d "$sccs" ]; } || die "$crd or $sccs missing (SLIME_VENDOR_DIR, see ../shared/vendor/README.md)"
 [ -s "$pki/ca.key" ] || die "no cluster CA in $pki: run lab/kube/up.sh first"
-[ "$(podman inspect -f '{{.State.Running}}' "$cp_node" 2>/dev/null)" = true ] || die "node container $cp_node is not running"
+[ "$(podman inspect -f '{{.State.Running}}' "$cp_ctr" 2>/dev/null)" = true ] || die "node container $cp_ctr is not running"
 "$repo/tests/k8s/scc-admission-bin.sh" >/dev/null || die "building scc-admission failed"
 
 # --- 1. the SCC API, the default SCCs and their RBAC ----------------------------------------
@@ -93,14 +96,14 @@ EOF
 chmod 0755 "$wd/run"
 
 # --- 3. the webhook, supervised on the control-plane node --------------------------------------
-healthy() { podman exec "$cp_node" curl -sf --cacert /etc/kube/pki/ca.crt "https://127.0.0.1:$port/healthz" >/dev/null 2>&1; }
+healthy() { podman exec "$cp_ctr" curl -sf --cacert /etc/kube/pki/ca.crt "https://127.0.0.1:$port/healthz" >/dev/null 2>&1; }
 if ! healthy; then
   # The loop runs the binary again 2 s after it exits (as the node's other processes are kept).
-  podman exec -d "$cp_node" sh -c 'while :; do /etc/kube/scc-admission/run >>/var/log/kube/scc-admission.log 2>&1; echo "scc-admission exited ($?), restarting in 2 s" >>/var/log/kube/scc-admission.log; sleep 2; done' >/dev/null
+  podman exec -d "$cp_ctr" sh -c 'while :; do /etc/kube/scc-admission/run >>/var/log/kube/scc-admission.log 2>&1; echo "scc-admission exited ($?), restarting in 2 s" >>/var/log/kube/scc-admission.log; sleep 2; done' >/dev/null
   for _ in $(seq 120); do healthy && break; sleep 0.5; done
-  healthy || die "the webhook did not come up: $(podman exec "$cp_node" tail -5 /var/log/kube/scc-admission.log 2>&1)"
+  healthy || die "the webhook did not come up: $(podman exec "$cp_ctr" tail -5 /var/log/kube/scc-admission.log 2>&1)"
 fi
-log "webhook up on $cp_node, https://127.0.0.1:$port (log: podman exec $cp_node cat /var/log/kube/scc-admission.log)"
+log "webhook up on $cp_node, https://127.0.0.1:$port (log: podman exec $cp_ctr cat /var/log/kube/scc-admission.log)"
 
 # --- 4. register it --------------------------------------------------------------------------
 ca=$(base64 -w0 "$pki/ca.crt")

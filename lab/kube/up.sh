@@ -204,27 +204,28 @@ EOF
 }
 
 # A cluster started anew starts with empty storage (a teardown cut short may have left it).
-podman container exists "${KUBE_NODES%%=*}" || podman volume rm -f "$KUBE_PV_VOLUME" >/dev/null 2>&1 || true
+cp_ctr=$(lab_ctr "${KUBE_NODES%%=*}")
+podman container exists "$cp_ctr" || podman volume rm -f "$KUBE_PV_VOLUME" >/dev/null 2>&1 || true
 first=1
 for n in $KUBE_NODES; do
-  name=${n%%=*} ip=${n#*=}
+  name=${n%%=*} ip=${n#*=} ctr=$(lab_ctr "${n%%=*}")
   role=node; [ "$first" = 1 ] && role=control-plane; first=0
-  if [ "$(podman inspect -f '{{.State.Running}}' "$name" 2>/dev/null)" = true ]; then continue; fi
+  if [ "$(podman inspect -f '{{.State.Running}}' "$ctr" 2>/dev/null)" = true ]; then continue; fi
   write_node_config "$name" "$ip" "$role"
-  podman rm -f "$name" >/dev/null 2>&1 || true
+  podman rm -f "$ctr" >/dev/null 2>&1 || true
   # --cgroupns=host: the kubelet manages pod cgroups under its cgroupRoot in the host's tree.
-  podman run -d --name "$name" --hostname "$name" --label slime-lab=kube \
+  podman run -d --name "$ctr" --hostname "$name" --label slime-lab=kube \
     --privileged --cgroupns=host --network "$LAB_EXT_NET:ip=$ip" \
     --sysctl net.ipv4.ip_forward=1 --sysctl net.ipv4.conf.all.send_redirects=0 \
     -v "$(node_dir "$name"):/etc/kube" -v "$pki:/etc/kube/pki:ro" -v "$KUBE_BIN:/opt/kube/bin:ro" \
-    -v "$KUBE_IMAGES:/images:ro" -v "$name-containerd:/var/lib/containerd" -v "$KUBE_PV_VOLUME:/var/lib/slime-pv" \
+    -v "$KUBE_IMAGES:/images:ro" -v "$ctr-containerd:/var/lib/containerd" -v "$KUBE_PV_VOLUME:/var/lib/slime-pv" \
     "$KUBE_NODE_IMAGE" >/dev/null
-  log "started node $name ($ip, $role)"
+  log "started node $name ($ip, $role; container $ctr)"
 done
 
 # Images into every node's containerd (k8s.io namespace, where the kubelet looks) from the one
 # archive images.sh saves, pinned; the nodes import in parallel.
-import_images() {  # import_images NODE
+import_images() {  # import_images NODE_CONTAINER
   local have ref missing=0
   for _ in $(seq 120); do podman exec "$1" ctr version >/dev/null 2>&1 && break; sleep 0.5; done
   have=$(podman exec "$1" ctr -n k8s.io images ls -q 2>/dev/null || true)
@@ -236,13 +237,13 @@ import_images() {  # import_images NODE
   done
 }
 pids=()
-for n in $KUBE_NODES; do import_images "${n%%=*}" & pids+=($!); done
+for n in $KUBE_NODES; do import_images "$(lab_ctr "${n%%=*}")" & pids+=($!); done
 for p in "${pids[@]}"; do wait "$p" || die "importing the images into a node failed"; done
 log "images imported ($((SECONDS - t0)) s)"
 
 # --- pod network: podCIDRs from the controller-manager -> CNI config, routes, egress NAT ---
 for _ in $(seq 240); do kc get --raw /readyz >/dev/null 2>&1 && break; sleep 0.5; done
-kc get --raw /readyz >/dev/null || die "kube-apiserver not ready; see podman exec kube-cp cat /var/log/kube/kube-apiserver.log"
+kc get --raw /readyz >/dev/null || die "kube-apiserver not ready; see podman exec $cp_ctr cat /var/log/kube/kube-apiserver.log"
 podcidr() { kc get node "$1" -o jsonpath='{.spec.podCIDR}' 2>/dev/null; }
 for n in $KUBE_NODES; do
   for _ in $(seq 240); do [ -n "$(podcidr "${n%%=*}")" ] && break; sleep 0.5; done
@@ -276,7 +277,7 @@ EOF
     echo "iptables -w -t nat -A SLIME-POD-EGRESS -j MASQUERADE"
   } >"$d/network.sh"
   chmod 0755 "$d/network.sh"
-  podman exec "$name" /etc/kube/network.sh
+  podman exec "$(lab_ctr "$name")" /etc/kube/network.sh
 done
 
 for _ in $(seq 240); do
@@ -307,7 +308,7 @@ fi
 # The volumes' directories are on one podman volume mounted on every node, as a site's network
 # storage (NFS, Ceph): a controller pod rescheduled to another node keeps its state. Owned by
 # slurm (401, Slinky's images).
-podman exec "${KUBE_NODES%%=*}" sh -c 'for i in 0 1 2; do install -d -m 0700 -o 401 -g 401 /var/lib/slime-pv/$i; done'
+podman exec "$cp_ctr" sh -c 'for i in 0 1 2; do install -d -m 0700 -o 401 -g 401 /var/lib/slime-pv/$i; done'
 for i in 0 1 2; do
   cat <<EOF
 apiVersion: v1
