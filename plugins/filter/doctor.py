@@ -20,6 +20,10 @@ def _doctor_controller_address(resolved, model, member):
     return doctor.controller_address(model_or_fail(cluster_model.normalize, model), resolved, member)
 
 
+def _doctor_srun_ports(listening, model, member):
+    return doctor.srun_port_use(listening, model_or_fail(cluster_model.normalize, model), member)
+
+
 def _doctor_report(results):
     table, broken = doctor.report(results)
     return {"table": table.splitlines(), "broken": broken}
@@ -35,5 +39,6 @@ class FilterModule(object):
             "doctor_findings": doctor.controller_findings,
             "doctor_report": _doctor_report,
             "doctor_share": doctor.share,
+            "doctor_srun_ports": _doctor_srun_ports,
             "doctor_srun_results": doctor.srun_results,
         }

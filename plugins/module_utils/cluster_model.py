@@ -37,6 +37,7 @@ DEFAULTS = {
     "controller": {"port": 6817},
     "slurmd_port": 6818,
     "max_node_count": 64,
+    "srun_concurrency": 4,
 }
 
 # The settings of every bare-metal worker (section "worker"), whichever path makes it: the SSH
@@ -114,6 +115,20 @@ def parse_port_range(value):
     if first > last:
         raise ValueError("%r is inverted (first port above last)" % (value,))
     return first, last
+
+
+def _positive_int(errors, key, value, what=None):
+    """value as an int of at least 1, else None and an error naming key (and what it is)."""
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        number = int(value)
+        if number < 1 or (isinstance(value, float) and value != number):
+            raise ValueError
+    except (TypeError, ValueError):
+        errors.append("%s=%r must be a positive integer%s" % (key, value, " (%s)" % what if what else ""))
+        return None
+    return number
 
 
 def srun_ports_needed(nodes, pty=False):
@@ -355,13 +370,9 @@ def _build(raw, require_discovered=True):
     worker, worker_errors = worker_settings(m.get("worker"))
     errors += worker_errors
 
-    try:
-        max_nodes = int(m.get("max_node_count"))
-        if max_nodes < 1:
-            raise ValueError
-    except (TypeError, ValueError):
-        errors.append("max_node_count=%r must be a positive integer" % (m.get("max_node_count"),))
-        max_nodes = None
+    max_nodes = _positive_int(errors, "max_node_count", m.get("max_node_count"))
+    concurrency = _positive_int(errors, "srun_concurrency", m.get("srun_concurrency"),
+                                "the sruns one submit host runs at once")
 
     srun = None
     raw_range = m.get("srun_port_range")
@@ -384,11 +395,12 @@ def _build(raw, require_discovered=True):
                               "collide with Services" % ((srun["conf"],) + NODEPORT_RANGE))
             if first < 1024:
                 errors.append("srun_port_range=%s starts below 1024 (privileged ports)" % srun["conf"])
-            if max_nodes:
-                need = srun_ports_needed(max_nodes, pty=True)
-                if srun["size"] < need:
-                    errors.append("srun_port_range=%s has %d ports; one srun --pty over max_node_count=%d nodes needs %d"
-                                  % (srun["conf"], srun["size"], max_nodes, need))
+            if max_nodes and concurrency:
+                each = srun_ports_needed(max_nodes, pty=True)
+                if srun["size"] < concurrency * each:
+                    errors.append("srun_port_range=%s has %d ports; srun_concurrency=%d sruns at once on a submit host, "
+                                  "each --pty over max_node_count=%d nodes (%d ports), need %d"
+                                  % (srun["conf"], srun["size"], concurrency, max_nodes, each, concurrency * each))
 
     version = m.get("slurm_version")
     if version is None:
@@ -408,6 +420,7 @@ def _build(raw, require_discovered=True):
         "network_mode": mode,
         "slurm_version": None if version is None else str(version),
         "max_node_count": max_nodes,
+        "srun_concurrency": concurrency,
         "controller": {"host": None if host is None else str(host), "aliases": [a for a in aliases if a != host],
                        "address": ctl_addr, "port": ctl_port},
         "nodeport": {"address": np_addr, "port": np_port,

@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import ipaddress
+import math
 
 from ansible_collections.slime.hybrid.plugins.module_utils import scontrol
 
@@ -142,6 +143,36 @@ def report(results):
     lines = ["  ".join(row[column].ljust(widths[column]) for column in range(3)) + "  " + row[3] for row in rows]
     broken = [result for result in results if not result["ok"]]
     return "\n".join(line.rstrip() for line in lines), broken
+
+
+# The share of SrunPortRange in use on a submit host from which the doctor reports it: the
+# next sruns there (3 ports and more each, docs/cluster-model.md) are about to fail.
+SRUN_PORTS_NEAR_FULL = 0.8
+
+
+def srun_port_use(listening, model, member, near_full=SRUN_PORTS_NEAR_FULL):
+    """Report row: the ports of SrunPortRange that listen on a submit host, read with `ss -Htln`
+    (listening: that command's result, rc and stdout), against the range. Slurm reports this
+    nowhere; srun fails at once when none is left ("all ports in range ... exhausted"). Broken
+    from near_full of the range on; a host where ss could not run is reported, not broken."""
+    srun = model["srun_port_range"]
+    name = "%s: srun ports listening (SrunPortRange %s)" % (member, srun["conf"])
+    limit = int(math.ceil(round(srun["size"] * near_full, 6)))
+    expected = "fewer than %d of %d" % (limit, srun["size"])
+    if not listening or listening.get("rc") != 0:
+        detail = ((listening or {}).get("stderr") or (listening or {}).get("msg") or "").strip() or "no output"
+        return _row(name, expected, "not read (ss: %s)" % detail.splitlines()[-1][:80], True, "")
+    used = set()
+    for line in (listening.get("stdout") or "").splitlines():
+        fields = line.split()
+        port = fields[3].rsplit(":", 1)[-1] if len(fields) > 3 else ""
+        if port.isdigit() and srun["first"] <= int(port) <= srun["last"]:
+            used.add(int(port))  # a port bound on IPv4 and IPv6 is one port
+    return _row(name, expected, "%d of %d" % (len(used), srun["size"]), len(used) < limit,
+                "%d of the %d ports of SrunPortRange listen on %s (each running srun holds 3 or more): the next "
+                "sruns there fail at once with 'all ports in range exhausted'. Raise srun_concurrency and "
+                "srun_port_range together (docs/cluster-model.md, Sizing SrunPortRange) or spread the sruns "
+                "over more submit hosts" % (len(used), srun["size"], member))
 
 
 def srun_results(command_results, member):

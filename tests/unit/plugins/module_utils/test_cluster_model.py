@@ -104,6 +104,35 @@ def test_srun_ports_needed_rejects_fewer_than_one_node(nodes):
         cm.srun_ports_needed(nodes)
 
 
+# srun_concurrency sruns, each --pty over max_node_count nodes: 5 ports up to 48 nodes, 7 at 64,
+# 47 at 1024 (test_srun_ports_needed)
+@pytest.mark.parametrize("concurrency, max_nodes, size, fits", [
+    (4, 64, 28, True),
+    (4, 64, 27, False),
+    (1, 64, 7, True),
+    (20, 48, 100, True),    # the lab's 100 ports hold 20 at 48 nodes or fewer
+    (21, 48, 100, False),
+    (8, 1024, 376, True),
+    (8, 1024, 375, False),
+])
+def test_srun_range_sized_for_the_concurrency(concurrency, max_nodes, size, fits):
+    model = valid_model(srun_port_range="60001-%d" % (60000 + size), srun_concurrency=concurrency,
+                        max_node_count=max_nodes)
+    errors = cm.validate(model)
+    assert (not errors) == fits, errors
+    if fits:
+        assert cm.normalize(model)["srun_concurrency"] == concurrency
+    else:
+        assert errors == ["srun_port_range=60001-%d has %d ports; srun_concurrency=%d sruns at once on a submit host, "
+                          "each --pty over max_node_count=%d nodes (%d ports), need %d"
+                          % (60000 + size, size, concurrency, max_nodes, cm.srun_ports_needed(max_nodes, pty=True),
+                             concurrency * cm.srun_ports_needed(max_nodes, pty=True))]
+
+
+def test_srun_concurrency_defaults_to_four():
+    assert cm.normalize(valid_model())["srun_concurrency"] == 4
+
+
 # --------------------------------------------------------------------------- the model
 
 
@@ -194,21 +223,27 @@ def test_normalize_does_not_modify_input_or_defaults():
 
 INVALID_CASES = [
     # id, changes, substrings of the one expected error
-    ("srun-contains-slurmctld-port", {"srun_port_range": "6810-6817"},
-     ["srun_port_range=6810-6817", "controller.port 6817"]),
+    ("srun-contains-slurmctld-port", {"srun_port_range": "6790-6817"},
+     ["srun_port_range=6790-6817", "controller.port 6817"]),
     ("srun-contains-slurmd-port", {"srun_port_range": "6818-6900"},
      ["srun_port_range=6818-6900", "slurmd_port 6818"]),
     ("srun-inverted", {"srun_port_range": "60100-60001"},
      ["srun_port_range", "'60100-60001'", "inverted"]),
     ("srun-garbage", {"srun_port_range": "lots"}, ["srun_port_range", "'lots'"]),
     ("srun-too-small", {"srun_port_range": "60001-60003"},
-     ["srun_port_range=60001-60003", "3 ports", "max_node_count=64", "needs 7"]),
-    ("srun-too-small-for-100-nodes", {"srun_port_range": "60001-60008", "max_node_count": 100},
-     ["srun_port_range=60001-60008", "8 ports", "max_node_count=100", "needs 9"]),
+     ["srun_port_range=60001-60003", "3 ports", "srun_concurrency=4", "max_node_count=64", "(7 ports)", "need 28"]),
+    ("srun-too-small-for-100-nodes", {"srun_port_range": "60001-60030", "max_node_count": 100},
+     ["srun_port_range=60001-60030", "30 ports", "max_node_count=100", "(9 ports)", "need 36"]),
+    ("srun-too-small-for-the-concurrency", {"srun_port_range": "60001-60100", "srun_concurrency": 15},
+     ["srun_port_range=60001-60100", "100 ports", "srun_concurrency=15", "(7 ports)", "need 105"]),
+    ("srun-concurrency-zero", {"srun_concurrency": 0}, ["srun_concurrency=0", "positive integer", "at once"]),
+    ("srun-concurrency-word", {"srun_concurrency": "many"}, ["srun_concurrency='many'", "positive integer"]),
+    ("srun-concurrency-bool", {"srun_concurrency": True}, ["srun_concurrency=True", "positive integer"]),
+    ("srun-concurrency-fraction", {"srun_concurrency": 2.5}, ["srun_concurrency=2.5", "positive integer"]),
     ("srun-overlaps-nodeports", {"srun_port_range": "30000-30100"},
      ["srun_port_range=30000-30100", "NodePort range 30000-32767"]),
-    ("srun-overlaps-nodeports-low-edge", {"srun_port_range": "29990-30000"},
-     ["srun_port_range=29990-30000", "NodePort range"]),
+    ("srun-overlaps-nodeports-low-edge", {"srun_port_range": "29950-30000"},
+     ["srun_port_range=29950-30000", "NodePort range"]),
     ("srun-overlaps-nodeports-high-edge", {"srun_port_range": "32767-32800"},
      ["srun_port_range=32767-32800", "NodePort range"]),
     ("srun-privileged", {"srun_port_range": "1000-1100"}, ["srun_port_range=1000-1100", "below 1024"]),

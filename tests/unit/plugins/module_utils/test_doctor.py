@@ -369,3 +369,27 @@ def test_checks_of_a_share_probe_only_those_slurmd():
     nodes = {"bm-1": {"NodeAddr": "10.127.0.61"}, "bm-2": {"NodeAddr": "10.127.0.62"}, "pod-1": {"NodeAddr": "10.127.0.51"}}
     names = [check["name"] for check in doctor.baremetal_checks(_model("nat"), nodes, "bm-1", ["pod-1"])]
     assert len(names) == 3 and "slurmd pod-1" in names[2] and not any("slurmd bm-2" in name for name in names)
+
+
+# `ss -Htln` on a lab host (Debian forky's iproute2): three ports of the range on IPv4, one of
+# them on IPv6 too, one port above the range on loopback, slurmd's 6818 and sshd.
+def test_srun_ports_counts_the_range_once_per_port(fixture_text):
+    listening = {"rc": 0, "stdout": fixture_text("ss_Htln_srun_ports.txt")}
+    row = doctor.srun_port_use(listening, _model("nat"), "bm-1")
+    assert row == {"name": "bm-1: srun ports listening (SrunPortRange 60001-60100)",
+                   "expected": "fewer than 80 of 100", "observed": "3 of 100", "ok": True, "hint": ""}
+
+
+@pytest.mark.parametrize("used, ok", [(79, True), (80, False), (100, False)])
+def test_srun_ports_near_full_is_broken_with_a_hint(used, ok):
+    lines = ["LISTEN 0      128      0.0.0.0:%d 0.0.0.0:*" % port for port in range(60001, 60001 + used)]
+    row = doctor.srun_port_use({"rc": 0, "stdout": "\n".join(lines)}, _model("routed"), "bm-2")
+    assert row["observed"] == "%d of 100" % used and row["ok"] is ok
+    if not ok:
+        assert "all ports in range exhausted" in row["hint"] and "srun_concurrency" in row["hint"]
+
+
+def test_srun_ports_unread_is_reported_not_broken():
+    row = doctor.srun_port_use({"rc": 127, "stdout": "", "stderr": "ss: not found"}, _model("nat"), "bm-1")
+    assert row["ok"] is True and row["observed"] == "not read (ss: ss: not found)"
+    assert doctor.srun_port_use(None, _model("nat"), "bm-1")["observed"] == "not read (ss: no output)"
