@@ -16,6 +16,8 @@ case "$LAB_SLOT" in ""|2) ;; *)
 esac
 LAB_NET_PREFIX=10.127.${LAB_SLOT:-0}
 LAB_CTR_PREFIX=${LAB_SLOT:+lab$LAB_SLOT-}
+# The label of the lab's bare-metal host containers (lib.sh lab_run; down.sh removes by it).
+LAB_SLOT_LABEL=slime-lab-slot=${LAB_SLOT:-1}
 # The external network: the Kubernetes nodes and the bare-metal hosts, as at a site.
 LAB_EXT_NET=slime-lab-ext$LAB_SLOT
 LAB_EXT_CIDR=$LAB_NET_PREFIX.0/24

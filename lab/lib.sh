@@ -11,7 +11,7 @@ lab_run() {
   ctr=$(lab_ctr "$name")
   if [ "$(podman inspect -f '{{.State.Running}}' "$ctr" 2>/dev/null)" = true ]; then return; fi
   podman rm -f "$ctr" >/dev/null 2>&1 || true
-  podman run -d --name "$ctr" --hostname "$name" --label slime-lab=1 --label "slime-lab-slot=${LAB_SLOT:-1}" \
+  podman run -d --name "$ctr" --hostname "$name" --label slime-lab=1 --label "$LAB_SLOT_LABEL" \
     --privileged --systemd=always --cgroupns=private "$@" "$image" >/dev/null
 }
 

@@ -24,7 +24,7 @@ done
 podman volume rm -f "$KUBE_PV_VOLUME" >/dev/null 2>&1 || true
 # The bare-metal hosts of this lab, with those lab/host.sh added: lab_run labels each.
 # shellcheck disable=SC2046  # container ids, split on purpose
-podman rm -f -t 2 $(podman ps -aq --filter label=slime-lab=1 --filter "label=slime-lab-slot=${LAB_SLOT:-1}") >/dev/null 2>&1 || true
+podman rm -f -t 2 $(podman ps -aq --filter label=slime-lab=1 --filter "label=$LAB_SLOT_LABEL") >/dev/null 2>&1 || true
 while iptables -w -t nat -D POSTROUTING -s "$LAB_EXT_CIDR" -d "$KUBE_CLUSTER_CIDR" -m physdev --physdev-is-bridged \
     -m comment --comment slime-kube -j ACCEPT 2>/dev/null; do :; done
 while iptables -w -D FORWARD -s "$LAB_EXT_CIDR" -d "$KUBE_CLUSTER_CIDR" -m physdev ! --physdev-is-bridged \
