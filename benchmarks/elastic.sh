@@ -62,7 +62,7 @@ mkdir -p "$work/inventory"
 cp -r inventories/kube/hosts.yml inventories/kube/group_vars "$work/inventory/"
 inventory "$work/inventory/bm-3.yml"
 ansible-playbook -i "$work/inventory" playbooks/site.yml --tags baremetal --limit bm-3,localhost >/dev/null
-printf '%s\n' "slime_autoscale_command: ['$cache/k8s/bin/kubectl', --kubeconfig, '$cache/kube/kubeconfig', -n, slurm, exec, slurm-controller-0, -c, slurmctld, --]" \
+printf '%s\n' "slime_autoscale_command: ['$KUBE_BIN/kubectl', --kubeconfig, '$KUBE_KUBECONFIG', -n, slurm, exec, slurm-controller-0, -c, slurmctld, --]" \
   "slime_autoscale_hosts: [bm-3]" \
   "slime_autoscale_interval: 2" "slime_autoscale_cooldown: 10" "slime_autoscale_idle_time: $idle" >"$work/vars.yml"
 setsid ansible-rulebook -v -r extensions/eda/rulebooks/autoscale.yml -i "$work/inventory" --vars "$work/vars.yml" \

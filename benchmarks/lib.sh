@@ -1,9 +1,13 @@
 # shellcheck shell=bash
 # Sourced by the benchmarks, from the repository root (never executed): the lab's cluster
 # (lab/kube) for Ansible and kubectl, a shell in its controller pod, and the timing helpers.
+# shellcheck disable=SC2034  # read by the benchmarks that source this
 cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
-export ANSIBLE_CONFIG=$PWD/ansible.cfg ANSIBLE_NOCOLOR=1 K8S_AUTH_KUBECONFIG=$cache/kube/kubeconfig
-kubectl() { "$cache/k8s/bin/kubectl" --kubeconfig "$cache/kube/kubeconfig" "$@"; }
+# the cluster's kubeconfig and binaries as lab/kube/up.sh made them
+# shellcheck source=lab/kube/env.sh
+. lab/kube/env.sh
+export ANSIBLE_CONFIG=$PWD/ansible.cfg ANSIBLE_NOCOLOR=1 K8S_AUTH_KUBECONFIG=$KUBE_KUBECONFIG
+kubectl() { "$KUBE_BIN/kubectl" --kubeconfig "$KUBE_KUBECONFIG" "$@"; }
 # Slurm's commands in the controller pod's slurmctld container.
 ctl() { kubectl -n slurm exec slurm-controller-0 -c slurmctld -- "$@"; }
 now() { date +%s.%N; }
