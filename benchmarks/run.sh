@@ -5,7 +5,8 @@
 # 1. benchmarks/kube.sh: cluster up, site.yml first run and its NodeAddr stage, the re-run against
 #    an empty play over the same hosts, one srun across pods and metal.
 # 2. On the cluster it leaves: slurmd start -> IDLE on a bare-metal host, srun launch latency.
-# 3. growth, scale_in, elastic, nodeaddr (64 and 256 nodes), modes (a cluster per network mode),
+# 3. growth, scale_in, elastic, nodeaddr (64 and 256 nodes), the NodeAddr sidecar at 1,000 nodes and
+#    the soak without and with it, modes (a cluster per network mode),
 #    bmc_preflight.
 # Leaves the cluster converged in network mode nat (lab/kube/down.sh removes it).
 set -euo pipefail
@@ -50,5 +51,7 @@ echo "srun launch from bm-1 (mean of 10, incl. podman exec): $pods pod + 2 bare-
 ./benchmarks/elastic.sh
 ./benchmarks/nodeaddr.sh 64
 ./benchmarks/nodeaddr.sh 256
+./benchmarks/nodeaddr_sidecar.sh 1000
+./benchmarks/nodeaddr_soak.sh
 ./benchmarks/modes.sh
 ./benchmarks/bmc_preflight.sh

@@ -12,8 +12,9 @@ from ansible_collections.slime.hybrid.plugins.filter.cluster import model_or_fai
 from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, slinky
 
 
-def _chart_values(intent, nodesets=None, loginsets=None, service_accounts=None):
-    return slinky.chart_values(model_or_fail(cluster_model.normalize_intent, intent), nodesets, loginsets, service_accounts)
+def _chart_values(intent, nodesets=None, loginsets=None, service_accounts=None, nodeaddr_sync=None):
+    return slinky.chart_values(model_or_fail(cluster_model.normalize_intent, intent), nodesets, loginsets, service_accounts,
+                               nodeaddr_sync)
 
 
 def _loginset_errors(intent, loginsets):

@@ -452,6 +452,12 @@ def _build(raw, require_discovered=True):
         {"name": "slurmctld", "destination": ctl_addr, "ports": str(ctl_port), "to": conf_server},
         {"name": "controller-srun", "destination": ctl_addr, "ports": srun["iptables"], "to": np_addr},
     ]
+    if mode == "nat":
+        # A pod worker's NodeAddr is its pod IP from each of its registrations until the NodeAddr
+        # sidecar (or fix_nodeaddr) points it at its node: meanwhile a step launched from bare metal
+        # reaches its slurmd through the node whose pod CIDR holds that IP (hostPort slurmd_port).
+        out["dnat"] += [{"name": "pod-slurmd", "destination": route["cidr"], "ports": str(slurmd_port), "to": route["via"]}
+                        for route in routes]
     out["conf_server"] = conf_server
     for rule in out["dnat"]:
         rule["comment"] = "slime.hybrid/%s %s:%s>%s" % (rule["name"], rule["destination"], rule["ports"], rule["to"])

@@ -220,7 +220,116 @@ def loginset_errors(model, loginsets):
     return []
 
 
-def chart_values(model, nodesets=None, loginsets=None, service_accounts=None):
+# --------------------------------------------------------------------------- NodeAddr sync (nat)
+#
+# In network_mode nat every registration of a pod worker sets its NodeAddr back to the pod IP
+# (Slurm 26.05 src/slurmctld/node_mgr.c, validate_node_specs), including the re-registration
+# slurmctld asks of every node about every 20 pings (src/slurmctld/ping_nodes.c). Two pieces keep
+# it at the node's address within seconds, with nothing but Slurm's own commands:
+# - each NodeSet pod's slurmd container states its node's address (downward API status.hostIP)
+#   in the Slurm node's Extra once it has registered (a postStart hook; `scontrol update` as
+#   Slinky's own preStop hook does). A registration never clears it: slurmctld applies a
+#   registration's Extra only when slurmd sent one and the host rebooted (node_mgr.c,
+#   "Apply slurmd-supplied fields"), and the pod's slurmd sends none;
+# - a sidecar beside slurmctld (a native sidecar, as Slinky's own `reconfigure`, with the same
+#   mounts: slurm.conf and slurmctld's auth socket) reads every node once per interval and
+#   points the NodeAddr of each node whose Extra names another address at it, all in one
+#   `scontrol update NodeName=a,b NodeAddr=x,y`.
+
+NODEADDR_EXTRA_KEY = "slime.hybrid/nodeaddr"
+NODEADDR_CONTAINER = "slime-nodeaddr"
+NODEADDR_HOST_IP_ENV = "SLIME_HOST_IP"
+# The chart's own default, used when the values name no slurmctld image (slurm chart 1.2.1,
+# helm/slurm/values.yaml, controller.slurmctld.image; tests/unit compare it with the chart).
+CHART_SLURMCTLD_IMAGE = {"repository": "ghcr.io/slinkyproject/slurmctld", "tag": "26.05-ubuntu26.04"}
+
+# postStart of a NodeSet pod's slurmd container: until the node exists in slurmctld (slurmd has
+# registered), retried for three minutes, never failing the container.
+NODEADDR_EXTRA = 'extra="{\\"%s\\":\\"$%s\\"}"' % (NODEADDR_EXTRA_KEY, NODEADDR_HOST_IP_ENV)
+NODEADDR_POST_START = (
+    NODEADDR_EXTRA + '; i=0; until scontrol update nodename="$(hostname)" extra="$extra" >/dev/null 2>&1; do '
+    'i=$((i+1)); [ "$i" -lt 90 ] || exit 0; sleep 2; done')
+
+# What the sidecar's awk reads in `scontrol --oneliner show node`: NodeName, NodeAddr and the
+# address in Extra; prints "NODE NODEADDR ADDRESS" for each node whose two addresses differ.
+NODEADDR_DRIFT_AWK = r"""{
+  name = ""; addr = ""; want = ""
+  for (i = 1; i <= NF; i++) {
+    if ($i ~ /^NodeName=/) name = substr($i, 10)
+    else if ($i ~ /^NodeAddr=/) addr = substr($i, 10)
+    else if ($i ~ /^Extra=.*"KEY":"[0-9A-Fa-f.:]+"/) { want = $i; sub(/.*"KEY":"/, "", want); sub(/".*/, "", want) }
+  }
+  if (name != "" && want != "" && want != addr) print name, addr, want
+}""".replace("KEY", NODEADDR_EXTRA_KEY.replace(".", "\\.").replace("/", "\\/"))
+
+# The sidecar: one update for all drifted nodes, a log line per node healed ("NODE: NodeAddr OLD ->
+# NEW"), one when slurmctld stops or starts answering.
+NODEADDR_SYNC_SCRIPT = r"""set -u
+trap 'exit 0' TERM INT
+interval="${SLIME_NODEADDR_INTERVAL:-2}"
+log() { echo "[$(date -u +%Y-%m-%dT%H:%M:%SZ)] $*"; }
+log "NodeAddr of pod workers follows the address in their Extra, checked every ${interval}s"
+answering=unknown
+while :; do
+  if nodes="$(scontrol --oneliner show node 2>&1)"; then
+    [ "$answering" = yes ] || log "slurmctld answers"
+    answering=yes
+    drift="$(printf '%s\n' "$nodes" | awk 'AWK')"
+    if [ -n "$drift" ]; then
+      names="$(printf '%s\n' "$drift" | awk '{print $1}' | paste -sd, -)"
+      addrs="$(printf '%s\n' "$drift" | awk '{print $3}' | paste -sd, -)"
+      if out="$(scontrol update nodename="$names" nodeaddr="$addrs" 2>&1)"; then
+        printf '%s\n' "$drift" | while read -r name addr want; do log "$name: NodeAddr $addr -> $want"; done
+      else
+        log "scontrol update nodename=$names nodeaddr=$addrs failed: $out"
+      fi
+    fi
+  else
+    [ "$answering" = no ] || log "slurmctld does not answer: $nodes"
+    answering=no
+  fi
+  sleep "$interval" & wait $!
+done
+""".replace("AWK", NODEADDR_DRIFT_AWK)
+
+
+def image_ref(image):
+    """An image as the chart states it (a string, or repository/tag/digest) as a reference, as the
+    chart's own slurm.format-image does (helm/slurm/templates/_helpers.tpl, 1.2.1)."""
+    if isinstance(image, str):
+        return image
+    image = image or {}
+    if image.get("digest"):
+        return "%s@%s" % (image["repository"], image["digest"])
+    return "%s:%s" % (image["repository"], image["tag"])
+
+
+def nodeaddr_sync_container(image=None, interval=2):
+    """The sidecar beside slurmctld that keeps pod workers' NodeAddr at their Extra's address."""
+    return {
+        "name": NODEADDR_CONTAINER,
+        "image": image_ref(image or CHART_SLURMCTLD_IMAGE),
+        # A native sidecar (Kubernetes 1.29+), as Slinky's reconfigure container.
+        "restartPolicy": "Always",
+        "command": ["tini", "-g", "--", "bash", "-c", NODEADDR_SYNC_SCRIPT],
+        "env": [{"name": "SLIME_NODEADDR_INTERVAL", "value": str(interval)}],
+        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+        # The operator's volumes of the controller pod (internal/builder/common/const.go).
+        "volumeMounts": [{"name": "slurm-etc", "mountPath": "/etc/slurm", "readOnly": True},
+                         {"name": "slurm-authsocket", "mountPath": "/run/slurmctld", "readOnly": True}],
+    }
+
+
+def nodeaddr_sync_slurmd(slurmd):
+    """A NodeSet's slurmd container values with its node's address stated in Extra (postStart)."""
+    lifecycle = dict(slurmd.get("lifecycle") or {})
+    lifecycle["postStart"] = {"exec": {"command": ["/bin/sh", "-c", NODEADDR_POST_START]}}
+    env = [e for e in slurmd.get("env") or [] if e.get("name") != NODEADDR_HOST_IP_ENV]
+    env.append({"name": NODEADDR_HOST_IP_ENV, "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}})
+    return dict(slurmd, lifecycle=lifecycle, env=env)
+
+
+def chart_values(model, nodesets=None, loginsets=None, service_accounts=None, nodeaddr_sync=None):
     """Values for Slinky's `slurm` chart that expose the cluster as the model describes.
 
     model: a normalized model (cluster_model.normalize()). nodesets / loginsets: {name: chart
@@ -241,7 +350,10 @@ def chart_values(model, nodesets=None, loginsets=None, service_accounts=None):
       it beside a pod that publishes that range as hostPorts;
     - in network_mode routed, pods are reached at their pod IPs: no NodePort, no hostPorts;
     - every pod runs as a ServiceAccount of its own (created by the chart through extraObjects);
-    - partition `all` holds every node, pods and bare metal alike.
+    - partition `all` holds every node, pods and bare metal alike;
+    - nodeaddr_sync ({image, interval}, or None for none): in network_mode nat, with a NodeSet on
+      the pod network, each such NodeSet's slurmd states its node's address in Extra and a
+      sidecar beside slurmctld keeps NodeAddr at it (above).
     """
     sas = dict(SERVICE_ACCOUNTS, **(service_accounts or {}))
     srun = model["srun_port_range"]
@@ -274,6 +386,7 @@ def chart_values(model, nodesets=None, loginsets=None, service_accounts=None):
             for component in sorted(sas)
         ],
     }
+    nat_nodesets = False
     for name in sorted(nodesets or {}):
         options = dict(nodesets[name] or {})
         host_network = options.pop("host_network", mode == "hostnetwork")
@@ -288,7 +401,12 @@ def chart_values(model, nodesets=None, loginsets=None, service_accounts=None):
             # The NodeSet's own slurmd settings (image, resources) stay; only the ports are the model's.
             options["slurmd"] = dict(options.get("slurmd") or {},
                                      ports=_host_ports([model["slurmd_port"]] + srun_ports))
+            if nodeaddr_sync:
+                options["slurmd"] = nodeaddr_sync_slurmd(options["slurmd"])
+                nat_nodesets = True
         values["nodesets"][name] = _pod_set(options, pod_spec)
+    if nat_nodesets:
+        controller["podSpec"]["initContainers"] = [nodeaddr_sync_container(**nodeaddr_sync)]
     for name in sorted(loginsets or {}):
         values["loginsets"][name] = _pod_set(loginsets[name] or {}, {"serviceAccountName": sas["login"]})
     return values

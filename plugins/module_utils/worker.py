@@ -105,8 +105,9 @@ def iptables_restore(model):
     same chains, same rules, same comments (each comment spells out its rule)."""
     lines = ["*nat", ":%s - [0:0]" % NAT_CHAIN]
     for rule in model["dnat"]:
-        lines.append('-A %s -d %s/32 -p tcp -m tcp --dport %s -m comment --comment "%s" -j DNAT --to-destination %s'
-                     % (NAT_CHAIN, rule["destination"], rule["ports"], rule["comment"], rule["to"]))
+        destination = rule["destination"] if "/" in rule["destination"] else rule["destination"] + "/32"
+        lines.append('-A %s -d %s -p tcp -m tcp --dport %s -m comment --comment "%s" -j DNAT --to-destination %s'
+                     % (NAT_CHAIN, destination, rule["ports"], rule["comment"], rule["to"]))
     lines += ["-A OUTPUT -p tcp -m comment --comment slime.hybrid -j %s" % NAT_CHAIN, "COMMIT",
               "*filter", ":%s - [0:0]" % FILTER_CHAIN]
     for rule in model["inbound"]:

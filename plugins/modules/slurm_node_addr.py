@@ -54,6 +54,16 @@ options:
     description: Path of the scontrol command.
     type: str
     default: scontrol
+  settle:
+    description:
+      - Seconds to wait, when some node differs, before reading the nodes once more and deciding on that
+        reading; C(0) decides on the first.
+      - With the NodeAddr sidecar beside slurmctld (role C(slime.hybrid.slinky), C(slinky_nodeaddr_sync)), a
+        node that has just registered is at its pod IP until the sidecar's next read; more than its interval
+        lets it heal the node first, so that neither a change nor drift is reported for what heals itself.
+    type: int
+    default: 0
+    version_added: 0.2.0
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
 attributes:
@@ -115,6 +125,8 @@ commands:
   elements: list
 """
 
+import time
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.slime.hybrid.plugins.module_utils import node_addr, scontrol
@@ -145,6 +157,7 @@ def main():
             address_map=dict(type="dict"),
             missing=dict(type="str", choices=["fail", "skip"], default="fail"),
             scontrol=dict(type="str", default="scontrol"),
+            settle=dict(type="int", default=0),
         ),
         mutually_exclusive=[("nodes", "features"), ("nodes", "names"), ("nodes", "address_map")],
         required_one_of=[("nodes", "features", "names")],
@@ -157,6 +170,9 @@ def main():
     if errors:
         module.fail_json(msg="invalid addresses: " + "; ".join(errors))
     changes, unknown = node_addr.plan(current, desired)
+    if changes and not unknown and module.params["settle"] > 0:
+        time.sleep(module.params["settle"])
+        changes, unknown = node_addr.plan(scontrol.show_nodes(module), desired)
     scontrol.converge(module, changes, unknown, node_addr, lambda after: node_addr.plan(after, desired)[0], "addresses",
                       selected=selected)
 

@@ -378,6 +378,19 @@ def test_routed_mode_refuses_bad_routes(routes, fragment):
     assert len(errors) == 1 and fragment in errors[0], errors
 
 
+def test_nat_reaches_pod_ips_on_slurmd_port_through_the_node_of_their_pod_cidr():
+    """A pod worker's NodeAddr is its pod IP from each registration until the NodeAddr sidecar heals
+    it: a step from bare metal meanwhile reaches its slurmd through its node's hostPort."""
+    model = cm.normalize(valid_model(**{"network_mode": "nat", "pod_routes": ROUTES, "slurmd_port": 7818}))
+    assert model["routes"] == []  # no route installed: the pod IP itself is still not routed
+    assert model["dnat"][2:] == [
+        {"name": "pod-slurmd", "destination": route["cidr"], "ports": "7818", "to": route["via"],
+         "comment": "slime.hybrid/pod-slurmd %s:7818>%s" % (route["cidr"], route["via"])} for route in ROUTES]
+    for mode in ("hostnetwork", "routed"):
+        model = cm.normalize(valid_model(**{"network_mode": mode, "pod_routes": ROUTES}))
+        assert [rule for rule in model["dnat"] if rule["name"] == "pod-slurmd"] == []
+
+
 def test_nat_and_hostnetwork_need_the_nodeport_but_not_routes():
     for mode in ("nat", "hostnetwork"):
         model = cm.normalize(valid_model(network_mode=mode))

@@ -73,6 +73,13 @@ def test_iptables_restore_holds_the_rules_the_modules_make():
     ]
 
 
+def test_iptables_restore_takes_a_pod_cidr_as_it_is():
+    restore = plan({"pod_routes": ROUTES})["firewall"]["restore"].splitlines()
+    assert restore[4] == ('-A SLIME-HYBRID-OUT -d 10.126.0.0/24 -p tcp -m tcp --dport 6818 -m comment --comment '
+                          '"slime.hybrid/pod-slurmd 10.126.0.0/24:6818>10.127.0.50" -j DNAT --to-destination 10.127.0.50')
+    assert len([line for line in restore if "pod-slurmd" in line]) == len(ROUTES)
+
+
 def test_routed_worker_gets_the_routes_unit_and_no_dnat():
     out = plan({"network_mode": "routed", "pod_routes": ROUTES})
     assert out["routes"] == ROUTES

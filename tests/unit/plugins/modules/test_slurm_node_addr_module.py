@@ -316,3 +316,31 @@ def test_name_unknown_to_slurmctld_is_skipped_on_request(slurmctld, run_module):
     assert run.rc == 0
     assert run.result["changed_nodes"] == ["pod-1"]
     assert slurmctld.updates == [["scontrol", "update", "NodeName=pod-1", "NodeAddr=10.127.0.51"]]
+
+
+def test_settle_reads_again_and_leaves_what_healed_meanwhile(slurmctld, run_module, monkeypatch):
+    """The NodeAddr sidecar heals a registration within its interval: with settle the module waits,
+    reads again, and neither changes nor reports a node healed meanwhile."""
+    run_module(nodes=POD_ADDRS)
+    slurmctld.records["pod-1"]["NodeAddr"] = "10.126.0.21"  # pod-1 registered again from its pod IP
+    slept = []
+
+    def sidecar_heals(seconds):
+        slept.append(seconds)
+        slurmctld.records["pod-1"]["NodeAddr"] = POD_ADDRS["pod-1"]
+
+    monkeypatch.setattr(slurm_node_addr.time, "sleep", sidecar_heals)
+    del slurmctld.calls[:]
+    run = run_module(check_mode=True, nodes=POD_ADDRS, settle=5)
+    assert slept == [5] and slurmctld.calls == [SHOW, SHOW]
+    assert run.result["changed"] is False and run.result["changed_nodes"] == []
+
+
+def test_settle_changes_what_is_still_wrong_after_it(slurmctld, run_module, monkeypatch):
+    monkeypatch.setattr(slurm_node_addr.time, "sleep", lambda seconds: None)
+    run = run_module(nodes=POD_ADDRS, settle=5)
+    assert run.result["changed_nodes"] == ["pod-1", "pod-2"]
+    assert slurmctld.calls == [SHOW, SHOW, UPDATE_PODS, SHOW]
+    del slurmctld.calls[:]
+    assert run_module(nodes=POD_ADDRS, settle=5).result["changed"] is False
+    assert slurmctld.calls == [SHOW]  # nothing differs: no wait, no second read
