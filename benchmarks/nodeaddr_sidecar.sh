@@ -24,5 +24,5 @@ read -r read_s bytes update_s < <(kubectl -n slurm exec slurm-controller-0 -c sl
   t1=$(date +%s.%N)
   names=$(printf "side%04d," $(seq 1 "$n")); addrs=$(for i in $(seq 1 "$n"); do printf "10.204.%d.%d," $((i / 250)) $((i % 250 + 1)); done)
   t2=$(date +%s.%N); scontrol update NodeName=${names%,} NodeAddr=${addrs%,}; t3=$(date +%s.%N)
-  awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" -v n="$bytes" "BEGIN { printf \"%.3f %d %.3f\", (b - a) / 5, n, d - c }"' _ "$n")
+  awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" -v n="$bytes" "BEGIN { printf \"%.3f %d %.3f\\n\", (b - a) / 5, n, d - c }"' _ "$n")
 echo "NodeAddr sidecar at $total nodes: one read (scontrol --oneliner show node) $read_s s, $bytes bytes; one batched update of $n NodeAddrs $update_s s"

@@ -23,7 +23,7 @@ soak() {
 # The pod-slurmd DNAT rules out of the bare-metal hosts (site.yml puts them back).
 drop_pod_dnat() {
   local host
-  for host in bm-1 bm-2; do
+  for host in "${LAB_CTR_PREFIX:-}bm-1" "${LAB_CTR_PREFIX:-}bm-2"; do
     # shellcheck disable=SC2016  # the host's shell expands them
     podman exec "$host" bash -c 'iptables -t nat -S SLIME-HYBRID-OUT | grep pod-slurmd | sed "s/^-A /-D /" \
       | while read -r rule; do eval "iptables -t nat $rule"; done'
