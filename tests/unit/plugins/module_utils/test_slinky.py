@@ -596,6 +596,6 @@ def test_the_sidecars_awk_on_what_slurm_prints():
     assert len(pods) == 2 and len(lines) == 4
     moved = [re.sub(r" NodeAddr=\S+ ", " NodeAddr=10.244.9.%d " % n, line) for n, line in enumerate(pods)]
     drift = _drift("\n".join(moved + [line for line in lines if line not in pods]))
-    assert [(name, addr) for name, addr, _ in drift] == [(re.search(r"NodeName=(\S+)", line).group(1), "10.244.9.%d" % n)
-                                                         for n, line in enumerate(pods)]
-    assert [want for _, _, want in drift] == [re.search(r'"slime.hybrid/nodeaddr":"([^"]+)"', line).group(1) for line in pods]
+    assert [(row[0], row[1]) for row in drift] == [(re.search(r"NodeName=(\S+)", line).group(1), "10.244.9.%d" % n)
+                                                   for n, line in enumerate(pods)]
+    assert [row[2] for row in drift] == [re.search(r'"slime.hybrid/nodeaddr":"([^"]+)"', line).group(1) for line in pods]
