@@ -406,7 +406,7 @@ def chart_values(model, nodesets=None, loginsets=None, service_accounts=None, no
                 nat_nodesets = True
         values["nodesets"][name] = _pod_set(options, pod_spec)
     if nat_nodesets:
-        controller["podSpec"]["initContainers"] = [nodeaddr_sync_container(**nodeaddr_sync)]
+        controller["podSpec"]["initContainers"] = [nodeaddr_sync_container(nodeaddr_sync.get("image"), nodeaddr_sync.get("interval", 2))]
     for name in sorted(loginsets or {}):
         values["loginsets"][name] = _pod_set(loginsets[name] or {}, {"serviceAccountName": sas["login"]})
     return values

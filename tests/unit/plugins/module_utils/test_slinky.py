@@ -549,6 +549,12 @@ def test_the_sidecar_takes_the_image_and_interval_given_and_a_nodesets_own_setti
                    "lifecycle": {"preStop": {"exec": {"command": ["true"]}}}}  # not changed in place
 
 
+def test_the_sidecar_reads_only_image_and_interval_of_nodeaddr_sync():
+    sidecar = _sidecar(_values({"slinky": {}}, nodeaddr_sync={"interval": 3, "enabled": True}))
+    assert sidecar["env"] == [{"name": "SLIME_NODEADDR_INTERVAL", "value": "3"}]
+    assert _sidecar(_values({"slinky": {}}, nodeaddr_sync={"image": "r/slurmctld:26.05"}))["env"][0]["value"] == "2"
+
+
 def test_no_sidecar_where_nodeaddr_needs_no_fix_or_none_is_asked():
     assert "initContainers" not in _values({"slinky": {}})["controller"]["podSpec"]
     assert "initContainers" not in _values({}, nodeaddr_sync=SYNC)["controller"]["podSpec"]
