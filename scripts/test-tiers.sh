@@ -6,12 +6,15 @@
 #
 #   SKIP_TIERS="k8s integration" make test
 #
-# Lanes: first `builds` (the labs' binaries and images, cached under ~/.cache; CPU-bound on a
-# first run), with the tiers that only compute (static, unit) beside it; then the labs side by
-# side: the Metal3 tier's control plane, Ironic and Redfish emulator on this machine's loopback
-# (k8s, then integration, which uses the same services), the real-Kubernetes lab in its node
+# Lanes: first `builds` (what the real-Kubernetes lab and the execution environment need, cached
+# under ~/.cache; CPU-bound on a first run), with unit beside it; then the labs side by side: the
+# Metal3 tier's control plane, Ironic and Redfish emulator on this machine's loopback (k8s, then
+# integration, which uses the same services, then static), the real-Kubernetes lab in its node
 # containers on 10.127.0.0/24 (kube) and the second real-Kubernetes lab on 10.127.2.0/24
-# (kube-modes, SLIME_LAB_SLOT=2). Within a lane, one tier after another. The lanes share no
+# (kube-modes, SLIME_LAB_SLOT=2). The kube lane is the longest, so nothing else keeps it waiting
+# on a first run: what only another lane needs (Metal3's baremetal-operator) is built in that
+# lane, where the labs leave the CPUs time, and static, which only computes, runs at the end of
+# the lane that ends first. Within a lane, one tier after another. The lanes share no
 # files, ports or networks, and no test holds a timing limit that a busy CPU would break.
 # SERIAL_TIERS=1 runs every tier in one lane, in the order above. The output of the tiers that
 # ran beside the foreground one is printed at the end (all of it is in test-logs/).
@@ -77,13 +80,13 @@ beside=()
 if [ "${SERIAL_TIERS:-0}" = 1 ]; then
   for tier in "${TIERS[@]}"; do run_tier "$tier"; done
 else
-  ( run_tier static beside; run_tier unit beside ) & pids=($!)
+  run_tier unit beside & pids=($!)
   run_tier builds
-  ( run_tier k8s beside; run_tier integration beside ) & pids+=($!)
+  ( run_tier k8s beside; run_tier integration beside; run_tier static beside ) & pids+=($!)
   run_tier kube-modes beside & pids+=($!)
   run_tier kube
   wait "${pids[@]}"
-  beside=(static unit k8s kube-modes integration)
+  beside=(unit k8s integration static kube-modes)
 fi
 for tier in "${beside[@]}"; do
   [ -s "$logs/$tier.log" ] || continue

@@ -33,12 +33,24 @@ build_log=$KUBE_DIR/build.log
 build() {  # build WHAT CMD...: output to $build_log, shown when it fails
   "$@" >>"$build_log" 2>&1 || die "$1 failed: $(tail -15 "$build_log")"
 }
-# On a first run the builds overlap: the images made from Debian's packages (debootstrap, apt:
-# mostly waiting on the mirror and the disk), and CoreDNS with cert-manager (hundreds of modules to
-# download) beside the Kubernetes build, which keeps both CPUs busy. Each has a log of its own.
-images_log=$KUBE_DIR/build-images.log bins_log=$KUBE_DIR/build-bins.log
+# On a first run the builds overlap: the images made from Debian's packages (the hosts', Slinky's
+# and the nodes': debootstrap, apt, mostly waiting on the mirror and the disk), and CoreDNS with
+# cert-manager (hundreds of modules to download) beside the Kubernetes build, which keeps both
+# CPUs busy. Each has a log of its own.
+images_log=$KUBE_DIR/build-images.log bins_log=$KUBE_DIR/build-bins.log node_log=$KUBE_DIR/build-node.log
 ( "$repo/lab/build-image.sh" && "$here/images.sh" slurmctld slurmd slurmrestd login logfile ) >"$images_log" 2>&1 &
 images_pid=$!
+node_image() {  # the node containers' image (Debian trixie: systemd, containerd, runc, CNI plugins)
+  local sum
+  sum=$(cat "$here"/node/* | sha256sum | cut -c1-16)
+  if [ "$(podman image inspect -f '{{ index .Labels "slime.lab.sum" }}' "$KUBE_NODE_IMAGE" 2>/dev/null)" != "$sum" ]; then
+    log "building $KUBE_NODE_IMAGE"
+    podman build -q --label "slime.lab.sum=$sum" --build-arg "MINBASE=$("$repo/lab/minbase.sh" trixie)" \
+      -t "$KUBE_NODE_IMAGE" -f "$here/node/Containerfile" "$here/node" >/dev/null
+  fi
+}
+node_image >"$node_log" 2>&1 &
+node_pid=$!
 "$here/bins.sh" >"$bins_log" 2>&1 &            # CoreDNS, cert-manager and its chart
 bins_pid=$!
 build "$repo/tests/k8s/k8s-test-bins.sh"       # kubelet, kube-proxy, kubectl, the control plane, helm, Slinky's operator
@@ -49,12 +61,7 @@ build "$here/images.sh" --require-all          # the pods' other images (Go bina
 pause_ref=$("$here/images.sh" list | sed -n 's/^pause=//p')
 grep -qF "sandbox_image = \"$pause_ref\"" "$here/node/containerd.toml" \
   || die "lab/kube/node/containerd.toml must name the sandbox image lab/kube/images.sh builds ($pause_ref)"
-sum=$(cat "$here"/node/* | sha256sum | cut -c1-16)
-if [ "$(podman image inspect -f '{{ index .Labels "slime.lab.sum" }}' "$KUBE_NODE_IMAGE" 2>/dev/null)" != "$sum" ]; then
-  log "building $KUBE_NODE_IMAGE"
-  podman build -q --label "slime.lab.sum=$sum" --build-arg "MINBASE=$("$repo/lab/minbase.sh" trixie)" \
-    -t "$KUBE_NODE_IMAGE" -f "$here/node/Containerfile" "$here/node" >/dev/null
-fi
+wait "$node_pid" || die "the node image $KUBE_NODE_IMAGE failed: $(tail -15 "$node_log")"
 image_refs=$("$here/images.sh" list | cut -d= -f2)
 [ -s "$KUBE_IMAGES/all.tar" ] || die "no $KUBE_IMAGES/all.tar: lab/kube/images.sh --require-all saves it"
 log "binaries and images ready ($((SECONDS - t0)) s)"

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# `make test` as CI runs it, timed: from nothing with BENCH_COLD=1 (the whole cache
+# ~/.cache/slime-hybrid and every podman image removed first: the venv, the Go module and build
+# caches, the Kubernetes and Go binaries, the debootstrap tarballs, the images), else warm (every
+# build cached). Prints the wall time, each tier's result line (with its own time) and how busy
+# the CPUs were (sampled from /proc/stat every 10 s: the mean, and the share of samples above
+# 90 %), so that a slower run says whether it waited or computed. The run's output in
+# $SLIME_CACHE/../bench-test.log, the samples beside it. Measures; never asserts a limit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
+log=$(dirname "$cache")/bench-test.log
+samples=$(dirname "$cache")/bench-test.cpu
+kind=warm
+./lab/kube/down.sh >/dev/null 2>&1 || true
+SLIME_LAB_SLOT=2 ./lab/kube/down.sh >/dev/null 2>&1 || true
+if [ "${BENCH_COLD:-0}" = 1 ]; then
+  kind=cold
+  podman rm -af >/dev/null 2>&1 || true
+  podman rmi -af >/dev/null 2>&1 || true
+  chmod -R u+w "$cache" 2>/dev/null || true
+  rm -rf "$cache"
+fi
+
+# busy and steal percent of the CPUs every 10 s, one line each
+sample() {
+  local prev now
+  prev=$(head -1 /proc/stat)
+  while sleep 10; do
+    now=$(head -1 /proc/stat)
+    awk -v a="$prev" -v b="$now" 'BEGIN {
+      n = split(a, x); split(b, y); total = 0
+      for (i = 2; i <= n; i++) { d[i] = y[i] - x[i]; total += d[i] }
+      idle = d[5] + d[6]
+      if (total > 0) printf "%.0f %.0f\n", 100 * (total - idle) / total, 100 * d[9] / total }'
+    prev=$now
+  done
+}
+sample >"$samples" &
+sampler=$!
+trap 'kill "$sampler" 2>/dev/null || true' EXIT
+
+t0=$SECONDS
+rc=0
+make --no-print-directory test >"$log" 2>&1 || rc=$?
+took=$((SECONDS - t0))
+kill "$sampler" 2>/dev/null || true
+echo "make test ($kind): $took s ($((took / 60)) min $((took % 60)) s), exit $rc"
+sed -n '/^=== make test: tiers/,$p' "$log" | tail -n +2
+awk '{ s += $1; st += $2; if ($1 > 90) hi++ } END {
+  if (NR) printf "CPU: %.0f %% busy on average (steal %.0f %%), above 90 %% in %.0f %% of %d samples\n", s / NR, st / NR, 100 * hi / NR, NR }' "$samples"
+exit "$rc"
