@@ -15,10 +15,14 @@ export PY_COLORS := 0
 SLIME_VENDOR_DIR ?= $(firstword $(wildcard $(CURDIR)/../shared/vendor /work/shared/vendor))
 export SLIME_VENDOR_DIR
 
-.PHONY: deps collection demo kube-up kube-down test builds static unit k8s kube kube-modes integration sanity lint docs-check ee-check galaxy-check bench bench-kube bench-demo bench-test build
+.PHONY: deps deps-system ee-image collection demo kube-up kube-down test builds static unit k8s kube kube-modes integration sanity lint docs-check ee-check galaxy-check bench bench-kube bench-demo bench-test build
 
 deps:
 	./scripts/install-deps.sh
+
+# The system's part only (packages, podman's settings, Go): what the cluster builds need.
+deps-system:
+	./scripts/install-deps.sh --system
 
 # Make this checkout the slime.hybrid collection Ansible loads; a copy under ~/.ansible (an older
 # molecule's prerun, ansible-lint's) would be found first.
@@ -51,8 +55,9 @@ demo: deps collection kube-up
 	@echo; echo '$$ srun -N4 hostname   (launched from bare-metal host bm-1)'
 	@podman exec bm-1 timeout 60 srun -N4 -l hostname | sort
 
-# Every test tier, with a closing summary; SKIP_TIERS="k8s ..." leaves tiers out on request.
-test: deps collection
+# Every test tier, with a closing summary; SKIP_TIERS="k8s ..." leaves tiers out on request. The
+# venv (make deps) installs beside the first builds (scripts/test-tiers.sh).
+test: deps-system
 	./scripts/test-tiers.sh
 
 # What the real-Kubernetes labs run, built once (and cached): the Kubernetes binaries, CoreDNS,
@@ -61,8 +66,11 @@ test: deps collection
 # client built above). Each tier also builds what it misses itself: make test builds these first so
 # that the labs, which then run side by side, never build them twice; what one tier alone needs
 # (Metal3's baremetal-operator: make k8s) is built there, beside the labs.
-builds: deps collection
+builds: deps-system
 	./lab/kube/up.sh --build-only
+	$(MAKE) --no-print-directory ee-image
+
+ee-image: deps collection
 	SLIME_EE_HELM=$(CACHE)/k8s/bin/helm ./scripts/build-ee.sh
 
 # galaxy-check first: it runs ansible-lint under the importer's fixed time limit, best before the

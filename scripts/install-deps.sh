@@ -44,17 +44,25 @@ fi
 modprobe br_netfilter 2>/dev/null || true
 sysctl -qw net.ipv4.ip_forward=1 || true
 
-# The interpreter for the venv: the one on PATH (pyenv here), else Debian's.
-py=$(command -v python3)
-if [ ! -x "$venv/bin/python" ]; then
-  "$py" -m venv "$venv"
-fi
-stamp=$venv/.requirements.sha
-want=$(cat "$here/requirements.txt" "$here/requirements-test.txt" | sha256sum | cut -d' ' -f1)
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  "$venv/bin/pip" install -q --upgrade pip
-  "$venv/bin/pip" install -q -r "$here/requirements.txt" -r "$here/requirements-test.txt"
-  echo "$want" >"$stamp"
+# The venv (--system: everything but it, which is all the cluster builds need, so that make
+# test installs the venv beside them). One install at a time: a second run waits for the first.
+if [ "${1:-}" != --system ]; then
+  mkdir -p "$cache"
+  exec 9>"$cache/.venv.lock"
+  flock 9
+  # The interpreter for the venv: the one on PATH (pyenv here), else Debian's.
+  py=$(command -v python3)
+  if [ ! -x "$venv/bin/python" ]; then
+    "$py" -m venv "$venv"
+  fi
+  stamp=$venv/.requirements.sha
+  want=$(cat "$here/requirements.txt" "$here/requirements-test.txt" | sha256sum | cut -d' ' -f1)
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    "$venv/bin/pip" install -q --upgrade pip
+    "$venv/bin/pip" install -q -r "$here/requirements.txt" -r "$here/requirements-test.txt"
+    echo "$want" >"$stamp"
+  fi
+  exec 9>&-
 fi
 # Go for the Kubernetes tier's builds: the system Go when it is new enough, else the pinned
 # toolchain from the Go module proxy, checked against its go.sum hash (scripts/go_toolchain.py).
@@ -63,4 +71,6 @@ fi
 if ! gobin=$(python3 "$here/scripts/go_toolchain.py" "$cache/go"); then
   gobin="none (the k8s tier will fail; SKIP_TIERS=k8s leaves it out)"
 fi
-echo "install-deps: ok (venv $venv, go $gobin)"
+venv_note=$venv
+[ "${1:-}" != --system ] || venv_note="not checked (--system)"
+echo "install-deps: ok (venv $venv_note, go $gobin)"

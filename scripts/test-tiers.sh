@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Run every test tier (make builds, static, unit, k8s, kube, kube-modes, integration), each to its end even
-# when an earlier one failed, and close with one line per tier: passed, failed (with the first
-# error line it printed) or skipped because SKIP_TIERS named it. A tier that cannot run (e.g. no
-# Go toolchain, an unreachable module proxy) fails; it is never skipped unasked.
+# Run every test tier (make deps, builds, static, unit, k8s, kube, kube-modes, integration), each
+# to its end even when an earlier one failed, and close with one line per tier: passed, failed
+# (with the first error line it printed) or skipped because SKIP_TIERS named it. A tier that
+# cannot run (e.g. no Go toolchain, an unreachable module proxy) fails; it is never skipped unasked.
 #
 #   SKIP_TIERS="k8s integration" make test
 #
 # Lanes: first `builds` (what the real-Kubernetes lab and the execution environment need, cached
-# under ~/.cache; CPU-bound on a first run), with unit beside it; then the labs side by side: the
-# Metal3 tier's control plane, Ironic and Redfish emulator on this machine's loopback (k8s, then
+# under ~/.cache; CPU-bound on a first run; its cluster part needs only the system packages of
+# make deps-system), with the venv (the deps tier: make deps, mostly downloads) and then unit
+# beside it; then the labs side by side: the Metal3 tier's control plane, Ironic and Redfish emulator on this machine's loopback (k8s, then
 # integration, which uses the same services, then static), the real-Kubernetes lab in its node
 # containers on 10.127.0.0/24 (kube) and the second real-Kubernetes lab on 10.127.2.0/24
 # (kube-modes, SLIME_LAB_SLOT=2). The kube lane is the longest, so nothing else keeps it waiting
@@ -22,7 +23,7 @@
 # Exit status: 0 when no tier failed.
 set -uo pipefail
 
-TIERS=(builds static unit k8s kube kube-modes integration)
+TIERS=(deps builds static unit k8s kube kube-modes integration)
 LAB_TIERS=" k8s kube kube-modes "   # need the builds
 skip=" ${SKIP_TIERS:-} "
 logs=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/test-logs
@@ -80,13 +81,13 @@ beside=()
 if [ "${SERIAL_TIERS:-0}" = 1 ]; then
   for tier in "${TIERS[@]}"; do run_tier "$tier"; done
 else
-  run_tier unit beside & pids=($!)
+  ( run_tier deps beside; run_tier unit beside ) & pids=($!)
   run_tier builds
   ( run_tier k8s beside; run_tier integration beside; run_tier static beside ) & pids+=($!)
   run_tier kube-modes beside & pids+=($!)
   run_tier kube
   wait "${pids[@]}"
-  beside=(unit k8s integration static kube-modes)
+  beside=(deps unit k8s integration static kube-modes)
 fi
 for tier in "${beside[@]}"; do
   [ -s "$logs/$tier.log" ] || continue
