@@ -9,8 +9,9 @@
 # Lanes: first `builds` (what the real-Kubernetes lab and the execution environment need, cached
 # under ~/.cache; CPU-bound on a first run; its cluster part needs only the system packages of
 # make deps-system), with the venv (the deps tier: make deps, mostly downloads) and then unit
-# beside it; then the labs side by side: the Metal3 tier's control plane, Ironic and Redfish emulator on this machine's loopback (k8s, then
-# integration, which uses the same services, then static), the real-Kubernetes lab in its node
+# beside it; then the labs side by side: the Metal3 tier's control plane, Ironic and Redfish
+# emulator on this machine's loopback (k8s, then integration, which uses the same services, then
+# static), the real-Kubernetes lab in its node
 # containers on 10.127.0.0/24 (kube) and the second real-Kubernetes lab on 10.127.2.0/24
 # (kube-modes, SLIME_LAB_SLOT=2). The kube lane is the longest, so nothing else keeps it waiting
 # on a first run: what only another lane needs (Metal3's baremetal-operator) is built in that

@@ -238,6 +238,8 @@ def loginset_errors(model, loginsets):
 
 NODEADDR_EXTRA_KEY = "slime.hybrid/nodeaddr"
 NODEADDR_CONTAINER = "slime-nodeaddr"
+# Seconds between two reads of the node table when nodeaddr_sync names none (the role's default too).
+NODEADDR_SYNC_INTERVAL = 2
 NODEADDR_HOST_IP_ENV = "SLIME_HOST_IP"
 # The chart's own default, used when the values name no slurmctld image (slurm chart 1.2.1,
 # helm/slurm/values.yaml, controller.slurmctld.image; tests/unit compare it with the chart).
@@ -304,7 +306,7 @@ def image_ref(image):
     return "%s:%s" % (image["repository"], image["tag"])
 
 
-def nodeaddr_sync_container(image=None, interval=2):
+def nodeaddr_sync_container(image=None, interval=NODEADDR_SYNC_INTERVAL):
     """The sidecar beside slurmctld that keeps pod workers' NodeAddr at their Extra's address."""
     return {
         "name": NODEADDR_CONTAINER,
@@ -406,7 +408,8 @@ def chart_values(model, nodesets=None, loginsets=None, service_accounts=None, no
                 nat_nodesets = True
         values["nodesets"][name] = _pod_set(options, pod_spec)
     if nat_nodesets:
-        controller["podSpec"]["initContainers"] = [nodeaddr_sync_container(nodeaddr_sync.get("image"), nodeaddr_sync.get("interval", 2))]
+        sidecar = nodeaddr_sync_container(nodeaddr_sync.get("image"), nodeaddr_sync.get("interval", NODEADDR_SYNC_INTERVAL))
+        controller["podSpec"]["initContainers"] = [sidecar]
     for name in sorted(loginsets or {}):
         values["loginsets"][name] = _pod_set(loginsets[name] or {}, {"serviceAccountName": sas["login"]})
     return values
