@@ -17,7 +17,11 @@ def _doctor_checks(model, nodes, member, members=None):
 
 
 def _doctor_controller_address(resolved, model, member):
-    return doctor.controller_address(model_or_fail(cluster_model.normalize, model), resolved, member)
+    return doctor.controller_addresses(model_or_fail(cluster_model.normalize, model), resolved, member)
+
+
+def _doctor_controller_ping(output, model, member):
+    return doctor.controller_ping(output, model_or_fail(cluster_model.normalize, model), member)
 
 
 def _doctor_srun_ports(listening, model, member):
@@ -36,6 +40,7 @@ class FilterModule(object):
         return {
             "doctor_checks": _doctor_checks,
             "doctor_controller_address": _doctor_controller_address,
+            "doctor_controller_ping": _doctor_controller_ping,
             "doctor_findings": doctor.controller_findings,
             "doctor_report": _doctor_report,
             "doctor_share": doctor.share,

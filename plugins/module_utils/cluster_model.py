@@ -272,11 +272,12 @@ def dns_label_errors(names, label=None):
 
 
 # What a site with a Kubernetes API does not write down: slinky_info reads it from the running
-# cluster (the controller pod's address and names, the node behind the NodePort, the Slurm
-# release of the slurmctld image, and in network_mode routed each Node's pod CIDR and address).
+# cluster (the controller pod's address and names, its backups (the other SlurmctldHost entries), the
+# node behind the NodePort, the Slurm release of the slurmctld image, and in network_mode routed each
+# Node's pod CIDR and address).
 # A site without one (the local lab) states it in slime_cluster.
-DISCOVERED = ("controller.host", "controller.aliases", "controller.address", "nodeport.address", "slurm_version",
-              "pod_routes")
+DISCOVERED = ("controller.host", "controller.aliases", "controller.address", "controller.backups", "nodeport.address",
+              "slurm_version", "pod_routes")
 
 # Discovered keys where what the site states wins: a site may route differently from what the
 # Nodes say (a subset, or through a gateway). Every other discovered key wins over the intent
@@ -355,6 +356,13 @@ def _build(raw, require_discovered=True):
     if not isinstance(aliases, list) or not all(isinstance(a, str) and HOSTNAME_RE.match(a) for a in aliases):
         errors.append("controller.aliases=%r must be a list of host names (other names of the controller, "
                       "e.g. both parts of SlurmctldHost=NAME(ADDRESS))" % (aliases,))
+    backups = _check_backups(errors, ctl.get("backups"))
+    names = list(set(n for n in [host] + (aliases if isinstance(aliases, list) else []) if n))
+    names += [n for backup in backups for n in set([backup["host"]] + backup["aliases"])]
+    twice = sorted(set(n for n in names if names.count(n) > 1))
+    if twice:
+        errors.append("controller: %s named by more than one SlurmctldHost (each controller needs names of its own)"
+                      % ", ".join(map(str, twice)))
     ctl_port = _check_port(errors, "controller.port", ctl.get("port"))
     slurmd_port = _check_port(errors, "slurmd_port", m.get("slurmd_port"))
     if ctl_port is not None and ctl_port == slurmd_port:
@@ -422,7 +430,7 @@ def _build(raw, require_discovered=True):
         "max_node_count": max_nodes,
         "srun_concurrency": concurrency,
         "controller": {"host": None if host is None else str(host), "aliases": [a for a in aliases if a != host],
-                       "address": ctl_addr, "port": ctl_port},
+                       "address": ctl_addr, "port": ctl_port, "backups": backups},
         "nodeport": {"address": np_addr, "port": np_port,
                      "static_band": np_port is not None and NODEPORT_STATIC_BAND[0] <= np_port <= NODEPORT_STATIC_BAND[1]},
         "slurmd_port": slurmd_port,
@@ -452,6 +460,17 @@ def _build(raw, require_discovered=True):
         {"name": "slurmctld", "destination": ctl_addr, "ports": str(ctl_port), "to": conf_server},
         {"name": "controller-srun", "destination": ctl_addr, "ports": srun["iptables"], "to": np_addr},
     ]
+    if mode != "routed":
+        # A backup's pod through its own node: with externalTrafficPolicy Local the NodePort there
+        # reaches the controller pods of that node only, and its hostPorts that pod.
+        for backup in backups:
+            if backup["address"] and backup["node_address"]:
+                out["dnat"] += [
+                    {"name": "slurmctld", "destination": backup["address"], "ports": str(ctl_port),
+                     "to": "%s:%d" % (backup["node_address"], np_port)},
+                    {"name": "controller-srun", "destination": backup["address"], "ports": srun["iptables"],
+                     "to": backup["node_address"]},
+                ]
     if mode == "nat":
         # A pod worker's NodeAddr is its pod IP from each of its registrations until the NodeAddr
         # sidecar (or fix_nodeaddr) points it at its node: meanwhile a step launched from bare metal
@@ -459,9 +478,40 @@ def _build(raw, require_discovered=True):
         out["dnat"] += [{"name": "pod-slurmd", "destination": route["cidr"], "ports": str(slurmd_port), "to": route["via"]}
                         for route in routes]
     out["conf_server"] = conf_server
+    rules = {}
     for rule in out["dnat"]:
         rule["comment"] = "slime.hybrid/%s %s:%s>%s" % (rule["name"], rule["destination"], rule["ports"], rule["to"])
+        rules.setdefault(rule["comment"], rule)  # a backup's pod that is the controller's too: one rule
+    out["dnat"] = list(rules.values())
     return out, []
+
+
+def _check_backups(errors, value):
+    """controller.backups: the backup SlurmctldHost entries, in the order they take over:
+    [{host, aliases, address, node_address}]. host is the name Slurm connects to (ADDRESS of
+    SlurmctldHost=NAME(ADDRESS)); address the backup's pod IP, node_address the node it runs on;
+    both absent when no pod answers to it (nothing to map: the doctor reports it)."""
+    if value in (None, []):
+        return []
+    if not isinstance(value, list) or not all(isinstance(b, dict) for b in value):
+        errors.append("controller.backups=%r must be a list of mappings {host, aliases, address, node_address} "
+                      "(the backup SlurmctldHost entries of slurm.conf)" % (value,))
+        return []
+    backups = []
+    for index, backup in enumerate(value):
+        label = "controller.backups[%d]" % index
+        host = backup.get("host")
+        if not host or not HOSTNAME_RE.match(str(host)):
+            errors.append("%s.host=%r is not a host name (ADDRESS of a backup SlurmctldHost=NAME(ADDRESS))" % (label, host))
+        aliases = backup.get("aliases") or []
+        if not isinstance(aliases, list) or not all(isinstance(a, str) and HOSTNAME_RE.match(a) for a in aliases):
+            errors.append("%s.aliases=%r must be a list of host names" % (label, aliases))
+            aliases = []
+        address = _optional(errors, label + ".address", backup.get("address"), False, "", _check_ip)
+        node_address = _optional(errors, label + ".node_address", backup.get("node_address"), False, "", _check_ip)
+        backups.append({"host": str(host), "aliases": [a for a in aliases if a != host],
+                        "address": address, "node_address": node_address})
+    return backups
 
 
 def _check_routes(errors, value, required):

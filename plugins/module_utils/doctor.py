@@ -13,6 +13,7 @@ __metaclass__ = type
 
 import ipaddress
 import math
+import re
 
 from ansible_collections.slime.hybrid.plugins.module_utils import scontrol
 
@@ -118,6 +119,66 @@ def controller_address(model, resolved, member):
                 "site.yml, which rewrites /etc/hosts and the OUTPUT DNAT from what it discovers. Until then %s"
                 % (ctl["host"], ",".join(found) or "nothing", member, ctl["address"],
                    MOVED_CONTROLLER[model["network_mode"]].format(node=(model.get("nodeport") or {}).get("address"))))
+
+
+def controller_addresses(model, resolved, member):
+    """Report rows: each controller's name as this host resolves it. resolved: {name: `getent ahostsv4 name`
+    output} for controller.host and each backup's host. The controller's and every backup's with a pod
+    must be their pods' addresses now; a backup no pod answers to (a slurmctld outside the cluster, or
+    none) is not mapped here, so its name must resolve some other way."""
+    resolved = resolved if isinstance(resolved, dict) else {model["controller"]["host"]: resolved}
+    rows = [controller_address(model, resolved.get(model["controller"]["host"], ""), member)]
+    for backup in model["controller"]["backups"]:
+        found = sorted({line.split()[0] for line in (resolved.get(backup["host"]) or "").splitlines() if line.strip()})
+        observed = ",".join(found) or "unresolved"
+        if backup["address"]:
+            rows.append(_row("%s: %s resolves to the backup controller's pod" % (member, backup["host"]), backup["address"],
+                             observed, found == [backup["address"]],
+                             "%s resolves to %s on %s, but the backup controller's pod is at %s now: run site.yml, which "
+                             "rewrites /etc/hosts and the OUTPUT DNAT from what it discovers"
+                             % (backup["host"], ",".join(found) or "nothing", member, backup["address"])))
+        else:
+            rows.append(_row("%s: %s (a backup SlurmctldHost) resolves" % (member, backup["host"]),
+                             "an address (no pod answers to it)", observed, bool(found),
+                             "slurm.conf names the backup slurmctld %s, but no controller pod answers to %s and the "
+                             "name resolves to nothing on %s: bare metal cannot fail over to it, and every Slurm command "
+                             "there waits for the lookup first (Debian's packages retry it ten times, a second apart). "
+                             "Run its pod (the controller's replicas), give the name an address (DNS), or remove the "
+                             "SlurmctldHost line" % (backup["host"], " or ".join([backup["host"]] + backup["aliases"]), member)))
+    return rows
+
+
+_PING_RE = re.compile(r"^Slurmctld\((\S+)\) at (\S+) is (UP|DOWN)$", re.M)
+
+
+def controller_ping(output, model, member):
+    """Report rows from `scontrol ping` on a bare-metal host: Slurm pings each SlurmctldHost at its ADDRESS,
+    never through SlurmctldAddr, and prints "Slurmctld(primary|backup|backupN) at NAME is UP|DOWN" per
+    entry (Slurm 26.05 src/scontrol/scontrol.c, _print_ping). Each must be UP: a backup in standby answers."""
+    ctl = model["controller"]
+    entries = [ctl] + ctl["backups"]
+    seen = _PING_RE.findall(output or "")
+    rows = []
+    for mode, name, state in seen:
+        entry = next((e for e in entries if name in [e["host"]] + e["aliases"]), None)
+        if entry is ctl:
+            hint = "the primary slurmctld does not answer %s at %s: see its conf server and slurmctld paths" % (member, name)
+        elif entry is None:
+            hint = "slurm.conf names controller %s, which the cluster model does not know: run site.yml" % name
+        elif entry["address"]:
+            hint = ("backup slurmctld %s (pod at %s, node %s) does not answer %s through the DNAT to its node's NodePort: "
+                    "its pod must run, be Ready and be selected by the controller Service (externalTrafficPolicy Local "
+                    "answers on the pod's own node only)" % (name, entry["address"], entry["node_address"], member))
+        else:
+            hint = ("no controller pod answers to backup slurmctld %s and nothing answers for it from %s: the cluster cannot "
+                    "fail over to it from here" % (name, member))
+        rows.append(_row("%s: scontrol ping, %s slurmctld %s" % (member, mode, name), "UP", state, state == "UP", hint))
+    if len(seen) != len(entries):
+        rows.append(_row("%s: scontrol ping answers for every SlurmctldHost" % member, "%d controllers" % len(entries),
+                         "%d" % len(seen), False,
+                         "scontrol ping on %s listed %d controllers, the cluster's slurm.conf names %d: %s"
+                         % (member, len(seen), len(entries), (output or "no output").strip()[:200])))
+    return rows
 
 
 def controller_findings(nodes):

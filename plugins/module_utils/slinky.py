@@ -86,16 +86,45 @@ def config_map_name(pod):
     return None
 
 
-def slurmctld_host(slurm_conf):
-    """(NAME, ADDRESS) of the first SlurmctldHost=NAME(ADDRESS) line; ADDRESS is NAME when absent.
-
-    Slurm connects to ADDRESS: the operator writes SlurmctldHost=<controller>-0(<service>.<namespace>)."""
+def _conf_values(slurm_conf, key):
+    """Every value of key in slurm.conf text, in order (keys are case-insensitive, as Slurm reads them)."""
+    values = []
     for line in (slurm_conf or "").splitlines():
-        key, sep, value = line.strip().partition("=")
-        if sep and key.strip().lower() == "slurmctldhost":
-            name, _sep, address = value.strip().partition("(")
-            return name.strip(), (address.rstrip(")").strip() or name.strip())
-    raise SlinkyInfoError("slurm.conf has no SlurmctldHost line")
+        name, sep, value = line.split("#", 1)[0].strip().partition("=")
+        if sep and name.strip().lower() == key.lower():
+            values.append(value.strip())
+    return values
+
+
+def slurmctld_hosts(slurm_conf):
+    """[(NAME, ADDRESS)] of every SlurmctldHost=NAME(ADDRESS) line, in order; ADDRESS is NAME when absent.
+
+    slurm.conf(5): the first is the primary slurmctld, the others its backups, in the order they
+    take over. Slinky's operator v1.2.1 writes one, SlurmctldHost=<controller>-0(<service>.<namespace>);
+    its next release one per controller replica, <controller>-N(<controller>-N.<controller>-internal.<namespace>)
+    (main, internal/builder/controllerbuilder/controller_config.go); a site adds backups through the
+    controller's extraConfMap."""
+    entries = []
+    for value in _conf_values(slurm_conf, "SlurmctldHost"):
+        name, _sep, address = value.partition("(")
+        entries.append((name.strip(), address.rstrip(")").strip() or name.strip()))
+    if not entries:
+        raise SlinkyInfoError("slurm.conf has no SlurmctldHost line")
+    return entries
+
+
+def slurmctld_host(slurm_conf):
+    """(NAME, ADDRESS) of the first SlurmctldHost line: the primary, which Slurm connects to at ADDRESS."""
+    return slurmctld_hosts(slurm_conf)[0]
+
+
+def slurmctld_addr(slurm_conf):
+    """The SlurmctldAddr of slurm.conf, or None. When it is set, every client and slurmd sends its
+    requests there instead of to the SlurmctldHost addresses in turn (Slurm 26.05
+    src/common/slurm_protocol_api.c, _open_controller: vip_addr); the operator's next release sets it
+    to the controller Service."""
+    values = _conf_values(slurm_conf, "SlurmctldAddr")
+    return values[-1] if values and values[-1] else None
 
 
 def _is_ipv6(text):
@@ -108,6 +137,24 @@ def _route_key(route):
         return (0, ipaddress.ip_network(route["cidr"], strict=False), route["via"])
     except ValueError:
         return (1, route["cidr"], route["via"])
+
+
+def _pod_named(pods, name, ready=False):
+    for pod in pods or []:
+        if name in (pod["metadata"]["name"], (pod.get("spec") or {}).get("hostname")) and (_ready(pod) or not ready):
+            return pod
+    return None
+
+
+def _backup(pods, name, address):
+    """A backup SlurmctldHost as the model holds it: its pod's address and the address of the node the
+    pod runs on, or None for both when no pod answers to its NAME (its slurmctld runs outside the cluster,
+    or not at all: the doctor says so)."""
+    pod = _pod_named(pods, name) or {}
+    status = pod.get("status") or {}
+    return {"host": address, "aliases": [name] if name != address else [],
+            "address": status.get("podIP"), "node_address": status.get("hostIP"),
+            "pod": (pod.get("metadata") or {}).get("name")}
 
 
 def pod_routes(nodes):
@@ -135,23 +182,33 @@ def cluster_facts(pods, services, port=6817, service_name=None, with_nodeport=Tr
     and pod_routes when nodes (the Node objects) are given.
 
     with_nodeport=False (network_mode routed) leaves the NodePort out. slurm_conf (the operator's
-    rendered slurm.conf): the controller's host is then the address part of SlurmctldHost, which
-    is what Slurm connects to, with the name part as an alias; else the pod's hostname."""
+    rendered slurm.conf): the controller is the pod the first SlurmctldHost (the primary) names, while it
+    is ready, else the first ready one; its host is that SlurmctldHost's address part, which Slurm
+    connects to, its name part and SlurmctldAddr (when set) are aliases. Every other SlurmctldHost is a
+    backup, with its pod's address and node when a pod answers to its name. Without slurm_conf: the
+    first ready pod, by its hostname, and no backups."""
     pod = controller_pod(pods)
+    entries, vip = [], None
+    if slurm_conf is not None:
+        entries, vip = slurmctld_hosts(slurm_conf), slurmctld_addr(slurm_conf)
+        # The primary's pod is the one its SlurmctldHost names (a StatefulSet pod's hostname is its name).
+        pod = _pod_named(pods, entries[0][0], ready=True) or pod
     status = pod.get("status") or {}
     host = (pod.get("spec") or {}).get("hostname") or pod["metadata"]["name"]
     aliases = []
-    if slurm_conf is not None:
-        name, host = slurmctld_host(slurm_conf)
-        aliases = [name] if name != host else []
+    if entries:
+        # Slurm connects to the primary at ADDRESS, or to SlurmctldAddr when set: both name this pod.
+        name, host = entries[0]
+        aliases = [a for a in (name, vip) if a and a != host]
     facts = {
         "controller": {
             "host": host,
-            "aliases": aliases,
+            "aliases": sorted(set(aliases), key=aliases.index),
             "address": status.get("podIP"),
             "port": port,
             "pod": pod["metadata"]["name"],
             "node": (pod.get("spec") or {}).get("nodeName"),
+            "backups": [_backup(pods, name, address) for name, address in entries[1:]],
         },
         "slurm_version": slurm_version(pod),
     }
@@ -431,3 +488,46 @@ def service_drift(service, values):
             for key, live, wanted in (("type", spec, want_spec), ("externalTrafficPolicy", spec, want_spec),
                                       ("port", port, want), ("nodePort", port, want))
             if key in wanted and live.get(key) != wanted[key]]
+
+
+def _chart_conf_value(value):
+    # sprig's join: a list's items joined by ",", anything else as text (Go's %v: true, 2)
+    if isinstance(value, (list, tuple)):
+        return ",".join(_chart_conf_value(item) for item in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def config_drift(config_map, values):
+    """The lines the controller's values put into slurm.conf that the operator's rendered slurm.conf (its
+    ConfigMap) does not hold yet ([] once it does): each extraConfMap entry, as the slurm chart v1.2.1 writes
+    it (helm/slurm/templates/_helpers.tpl, slurm._toList: KEY=VALUE, a list joined by ",", an empty
+    value left out), or each line of extraConf, which the chart passes instead when it is set
+    (templates/controller/_helpers.tpl). The operator renders the ConfigMap, then the StatefulSet whose
+    pod template carries the ConfigMap's hash, in one reconcile (controller_sync.go): once this is [],
+    the StatefulSet says whether the controller pod is being made again. values: the `controller` values."""
+    values = values or {}
+    if values.get("extraConf"):
+        wanted = [line.strip() for line in str(values["extraConf"]).splitlines() if line.strip()]
+    else:
+        wanted = ["%s=%s" % (key, _chart_conf_value(value))
+                  for key, value in sorted((values.get("extraConfMap") or {}).items()) if value not in (None, "", [], {}, False, 0)]
+    conf = ((config_map or {}).get("data") or {}).get("slurm.conf") or ""
+    lines = set(line.strip() for line in conf.splitlines())
+    return [line for line in wanted if line not in lines]
+
+
+def rollout_pending(statefulset):
+    """Why the controller's StatefulSet has not rolled out its template to ready pods yet ([] when it has)."""
+    meta, spec, status = (statefulset.get(key) or {} for key in ("metadata", "spec", "status"))
+    replicas = spec.get("replicas", 1)
+    reasons = []
+    if status.get("observedGeneration") != meta.get("generation"):
+        reasons.append("generation %s not observed yet (%s)" % (meta.get("generation"), status.get("observedGeneration")))
+    if status.get("updateRevision") != status.get("currentRevision"):
+        reasons.append("revision %s rolling out (pods at %s)" % (status.get("updateRevision"), status.get("currentRevision")))
+    for key in ("updatedReplicas", "readyReplicas"):
+        if status.get(key, 0) != replicas:
+            reasons.append("%s %s of %s" % (key, status.get(key, 0), replicas))
+    return reasons

@@ -89,15 +89,41 @@ def routes_unit(model):
     return "\n".join(lines)
 
 
-def hosts_entry(model):
-    """The /etc/hosts line "ADDRESS HOST ALIASES"; any other line for HOST is replaced.
-    regexp/line as ansible.builtin.lineinfile takes them, and the same edit as a shell command."""
-    ctl = model["controller"]
-    line = " ".join([ctl["address"], ctl["host"]] + ctl["aliases"])
-    host_re = ctl["host"].replace(".", "[.]")
-    shell = ("sed -E -i '/^[^#[:space:]]+[[:space:]]+%s([[:space:]]|$)/d' /etc/hosts && echo %s >>/etc/hosts"
-             " && chown root:root /etc/hosts && chmod 0644 /etc/hosts" % (host_re, shlex.quote(line)))
-    return {"regexp": r"^\S+\s+%s(\s|$)" % ctl["host"].replace(".", r"\."), "line": line, "shell": shell}
+HOSTS_MARK = "# slime.hybrid"
+
+
+def _names_re(names, space=r"\s", start=r"[^#\s]\S*"):
+    """A /etc/hosts line (not a comment) that maps one of names."""
+    return r"^%s%s+(.*%s)?(%s)(%s|$)" % (start, space, space, "|".join(names), space)
+
+
+def hosts_entries(model):
+    """The /etc/hosts lines of the controller and of each backup the cluster reports an address for:
+    "ADDRESS HOST ALIASES # slime.hybrid" (the names slurmd and the commands connect to: every
+    SlurmctldHost and SlurmctldAddr). The C library takes a name's first line, so every other line
+    that maps one of these names goes, and so does a line of ours no longer wanted (a backup removed).
+
+    entries: [{regexp, line}] as ansible.builtin.lineinfile takes them; stale: the lines to remove
+    first (lineinfile state=absent); shell: the same edit for cloud-init."""
+    controller = model["controller"]
+    entries, names = [], []
+    for ctl in [controller] + controller.get("backups", []):
+        if ctl["address"]:
+            own = [ctl["host"]] + ctl["aliases"]
+            names += own
+            entries.append({"regexp": _names_re([re.escape(name) for name in own]),
+                            "line": " ".join([ctl["address"]] + own + [HOSTS_MARK])})
+    ours = [r"^[^#\s]\S*\s.*\s" + re.escape(HOSTS_MARK) + "$"]
+    ours_ere = ["^[^#[:space:]]+[[:space:]].*[[:space:]]" + HOSTS_MARK + "$"]
+    if names:
+        ours.append(_names_re([re.escape(name) for name in names]))
+        ours_ere.append(_names_re([name.replace(".", "[.]") for name in names], "[[:space:]]", "[^#[:space:]]+"))
+    stale = "(%s)" % "|".join(ours)
+    if entries:
+        stale = "^(?!(%s)$)%s" % ("|".join(re.escape(entry["line"]) for entry in entries), stale)
+    shell = "sed -E -i '/%s/d' /etc/hosts" % "|".join(ours_ere)
+    shell += "".join(" && echo %s >>/etc/hosts" % shlex.quote(entry["line"]) for entry in entries)
+    return {"entries": entries, "stale": stale, "shell": shell + " && chown root:root /etc/hosts && chmod 0644 /etc/hosts"}
 
 
 def iptables_restore(model):
@@ -172,7 +198,7 @@ def plan(model, node):
         # The controller's names, and in network mode routed the routes to the pod network, are
         # what slurmd needs to reach slurmctld at all: always managed. The firewall flag is
         # about iptables only.
-        "hosts_entry": hosts_entry(model),
+        "hosts": hosts_entries(model),
         "routes": model["routes"],
         "routes_unit": ({"path": ROUTES_UNIT, "mode": "0644", "content": routes_unit(model)}
                         if model["routes"] else None),
@@ -202,7 +228,7 @@ def cloud_config(plan, key_b64):
               "owner": "%s:%s" % (plan["key"]["owner"], plan["key"]["group"]), "permissions": plan["key"]["mode"]}]
     files += [{"path": part["path"], "permissions": part["mode"], "content": part["content"]}
               for part in (plan["dropin"], plan["routes_unit"], plan["apt_source"]) if part]
-    runcmd = [["sh", "-c", plan["hosts_entry"]["shell"]]]
+    runcmd = [["sh", "-c", plan["hosts"]["shell"]]]
     if plan["apt_key"]:
         path = plan["apt_key"]["path"]
         runcmd.append(["sh", "-c", "mkdir -p %s && curl -fsSL -o %s %s"
@@ -378,9 +404,11 @@ def drift(plan, observed, node_name, features, key_sha256):
     key = plan["key"]
     out["key"] = _file_drift(observed, key["path"], key["owner"], key["group"], key["mode"], sha256=key_sha256)
     out["firewall"] = _firewall_drift(plan["firewall"], observed, dpkg) if plan["firewall"] else []
-    hosts = [line for line in observed["hosts_lines"] if re.search(plan["hosts_entry"]["regexp"], line)]
-    out["hosts"] = [] if hosts and hosts[-1] == plan["hosts_entry"]["line"] else [
-        "%s does not map %s as %r" % (HOSTS_FILE, plan["hosts_entry"]["line"].split()[1], plan["hosts_entry"]["line"])]
+    out["hosts"] = ["%s has %r, which maps a controller's name otherwise or is no longer wanted" % (HOSTS_FILE, line)
+                    for line in observed["hosts_lines"] if re.search(plan["hosts"]["stale"], line)]
+    for entry in plan["hosts"]["entries"]:
+        if entry["line"] not in observed["hosts_lines"]:
+            out["hosts"].append("%s does not map %s as %r" % (HOSTS_FILE, entry["line"].split()[1], entry["line"]))
     if observed["files"][HOSTS_FILE]["exists"]:
         out["hosts"] += _file_drift(observed, HOSTS_FILE, "root", "root", "0644")
     out["routes"] = _route_drift(plan, observed)

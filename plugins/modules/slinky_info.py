@@ -108,15 +108,18 @@ RETURN = r"""
 cluster:
   description:
     - Keys of the slime_cluster model read from the cluster.
-    - C(controller.host) is the name Slurm connects to, the address part of C(SlurmctldHost=NAME(ADDRESS)) in the
-      slurm.conf the operator rendered (its ConfigMap); C(controller.aliases) holds the name part. Bare metal maps
-      both to C(controller.address).
+    - C(controller.host) is the name Slurm connects to, the address part of the first C(SlurmctldHost=NAME(ADDRESS))
+      in the slurm.conf the operator rendered (its ConfigMap); C(controller.aliases) holds the name part and
+      C(SlurmctldAddr) when set. Bare metal maps them to C(controller.address), the pod the first line names while it
+      is ready, else the first ready controller pod.
+    - C(controller.backups) holds every other C(SlurmctldHost) line, in order, as C({host, aliases, address, node_address,
+      pod}), the address and node of the pod that answers to its name, C(null) when none does.
     - C(pod_routes), only with O(pod_routes=true), is a list of C({cidr, via}) sorted by CIDR, one per IPv4 pod CIDR
       of each Node that has one and an IPv4 InternalIP. A site's own C(slime_cluster.pod_routes) wins over it.
   returned: success
   type: dict
   sample: {"controller": {"host": "slurm-controller.slurm", "aliases": ["slurm-controller-0"], "address": "10.244.1.5", "port": 6817,
-                          "pod": "slurm-controller-0", "node": "worker-1"},
+                          "pod": "slurm-controller-0", "node": "worker-1", "backups": []},
            "nodeport": {"address": "192.168.1.21", "port": 30017, "service": "slurm-controller",
                         "external_traffic_policy": "Local"},
            "slurm_version": "26.05",

@@ -51,7 +51,14 @@ def test_user_data_is_what_the_template_rendered(filters, case):
     assert data["runcmd"][check + 1][-len(plan["packages"]):] == plan["packages"]  # right before the Slurm packages
     del data["runcmd"][check]
     with open(os.path.join(FIXTURES, "template-%s.cloud-config" % case)) as fixture:
-        assert data == yaml.safe_load(fixture)
+        rendered = yaml.safe_load(fixture)
+    # The /etc/hosts edit has since become the plan's: it removes every line for any of the controller's
+    # names and ours (the template's, those for its first name only), then adds the line, marked as ours.
+    assert data["runcmd"][0] == ["sh", "-c", plan["hosts"]["shell"]]
+    (line,) = [entry["line"] for entry in plan["hosts"]["entries"]]
+    assert "echo '%s' >>/etc/hosts" % line.replace(" # slime.hybrid", "") in rendered["runcmd"][0][2]
+    data["runcmd"][0] = rendered["runcmd"][0]
+    assert data == rendered
 
 
 def test_user_data_is_the_plan(filters):
@@ -64,7 +71,7 @@ def test_user_data_is_the_plan(filters):
     assert files[worker.RULES_PATH]["content"] == plan["firewall"]["restore"]
     assert files[plan["key"]["path"]] == {"path": "/etc/slurm/slurm.key", "encoding": "b64", "content": KEY,
                                           "owner": "slurm:slurm", "permissions": "0600"}
-    assert ["sh", "-c", plan["hosts_entry"]["shell"]] == data["runcmd"][0]
+    assert ["sh", "-c", plan["hosts"]["shell"]] == data["runcmd"][0]
     assert data["runcmd"][-1][2].startswith(plan["slurmd_version_check"] + " && systemctl enable slurmd")
 
 

@@ -143,7 +143,8 @@ def test_normalize_valid_model():
     assert out["network_mode"] == "nat"
     assert out["slurm_version"] == "26.05"
     assert out["max_node_count"] == 64
-    assert out["controller"] == {"host": "slurm-controller", "aliases": [], "address": "10.126.0.11", "port": 6817}
+    assert out["controller"] == {"host": "slurm-controller", "aliases": [], "address": "10.126.0.11", "port": 6817,
+                                 "backups": []}
     assert out["nodeport"] == {"address": "10.127.0.50", "port": 30017, "static_band": True}
 
 
@@ -432,7 +433,7 @@ def test_normalize_reads_its_own_output(mode, extra):
 def test_intent_without_discovered_fields_is_valid_intent_but_not_a_model():
     assert cm.intent_errors(intent(**{"controller.port": 6820})) == []
     model = cm.normalize_intent(intent(**{"controller.port": 6820}))
-    assert model["controller"] == {"host": None, "aliases": [], "address": None, "port": 6820}
+    assert model["controller"] == {"host": None, "aliases": [], "address": None, "port": 6820, "backups": []}
     assert model["nodeport"]["address"] is None and model["slurm_version"] is None
     assert model["conf_server"] is None and model["dnat"] == []
     # The intent still holds everything chart values need.
@@ -454,7 +455,7 @@ def test_intent_errors_still_checks_what_is_given():
 def test_intent_completed_by_discovery_is_the_model():
     model = cm.normalize(intent(**{"controller.port": 6820}), DISCOVERED)
     assert model["controller"] == {"host": "slurm-controller.slurm", "aliases": ["slurm-controller-0"],
-                                   "address": "10.244.1.5", "port": 6820}
+                                   "address": "10.244.1.5", "port": 6820, "backups": []}
     assert model["conf_server"] == "192.168.10.2:30017"
     assert [rule["comment"] for rule in model["dnat"]] == [
         "slime.hybrid/slurmctld 10.244.1.5:6820>192.168.10.2:30017",
@@ -563,3 +564,46 @@ def test_intent_completed_by_discovery_is_read_not_deep_copied():
     site = intent()
     lazy = _NoDeepcopy((key, _NoDeepcopy(value) if isinstance(value, dict) else value) for key, value in site.items())
     assert cm.normalize(lazy, DISCOVERED) == cm.normalize(site, DISCOVERED)
+
+
+BACKUPS = [{"host": "slurm-controller-1.internal", "aliases": ["slurm-controller-1"], "address": "10.126.1.7",
+            "node_address": "10.127.0.51", "pod": "slurm-controller-1"},
+           {"host": "slurm-controller-2.internal", "aliases": ["slurm-controller-2"]}]
+
+
+def test_backups_each_reached_through_its_own_node():
+    model = cm.normalize(valid_model(**{"controller.backups": BACKUPS}))
+    assert model["controller"]["backups"] == [
+        {"host": "slurm-controller-1.internal", "aliases": ["slurm-controller-1"], "address": "10.126.1.7",
+         "node_address": "10.127.0.51"},
+        {"host": "slurm-controller-2.internal", "aliases": ["slurm-controller-2"], "address": None, "node_address": None}]
+    # with externalTrafficPolicy Local, the NodePort of the backup's node reaches the backup's pod
+    assert [rule["comment"] for rule in model["dnat"]] == [
+        "slime.hybrid/slurmctld 10.126.0.11:6817>10.127.0.50:30017",
+        "slime.hybrid/controller-srun 10.126.0.11:60001:60100>10.127.0.50",
+        "slime.hybrid/slurmctld 10.126.1.7:6817>10.127.0.51:30017",
+        "slime.hybrid/controller-srun 10.126.1.7:60001:60100>10.127.0.51",
+    ]
+    assert cm.normalize(model) == model
+    routed = cm.normalize(valid_model(network_mode="routed", pod_routes=ROUTES, **{"controller.backups": BACKUPS}))
+    assert routed["dnat"] == [] and routed["controller"]["backups"][0]["address"] == "10.126.1.7"
+
+
+def test_a_backup_on_the_controllers_pod_adds_no_rule():
+    same = dict(BACKUPS[0], address="10.126.0.11", node_address="10.127.0.50")
+    model = cm.normalize(valid_model(**{"controller.backups": [same]}))
+    assert len(model["dnat"]) == 2
+
+
+@pytest.mark.parametrize("backups, error", [
+    ("ctl-1", "controller.backups='ctl-1' must be a list of mappings"),
+    ([{"host": "bad name"}], "controller.backups[0].host='bad name' is not a host name"),
+    ([{"host": "ctl-1", "aliases": "ctl"}], "controller.backups[0].aliases='ctl' must be a list of host names"),
+    ([{"host": "ctl-1", "address": "10.0.0.300"}], "controller.backups[0].address='10.0.0.300' is not an IP address"),
+    ([{"host": "ctl-1", "node_address": "fd00::1"}], "controller.backups[0].node_address='fd00::1' "),
+    ([{"host": "ctl-1"}, {"host": "ctl-2", "aliases": ["ctl-1"]}], "controller: ctl-1 named by more than one SlurmctldHost"),
+    ([{"host": "slurm-controller"}], "controller: slurm-controller named by more than one SlurmctldHost"),
+])
+def test_bad_backups_are_named(backups, error):
+    (found,) = cm.validate(valid_model(**{"controller.backups": backups}))
+    assert found.startswith(error)

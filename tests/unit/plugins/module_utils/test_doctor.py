@@ -341,6 +341,63 @@ def test_controller_name_that_does_not_resolve():
     assert not row["ok"] and row["observed"] == "unresolved"
 
 
+def _with_backups(mode="nat"):
+    raw = copy.deepcopy(RAW_MODEL)
+    raw["network_mode"] = mode
+    raw["controller"]["backups"] = [
+        {"host": "ctl-1.internal", "aliases": ["ctl-1"], "address": "10.126.1.7", "node_address": "10.127.0.51"},
+        {"host": "ctl-2.internal", "aliases": ["ctl-2"]}]
+    return cluster_model.normalize(raw)
+
+
+def test_each_controllers_name_is_checked():
+    model = _with_backups()
+    resolved = {model["controller"]["host"]: GETENT_OLD, "ctl-1.internal": "10.126.1.7 STREAM ctl-1.internal\n",
+                "ctl-2.internal": ""}
+    rows = doctor.controller_addresses(model, resolved, "bm-1")
+    assert [(row["name"], row["expected"], row["observed"], row["ok"]) for row in rows] == [
+        ("bm-1: %s resolves to the controller pod" % model["controller"]["host"], "10.126.0.11", "10.126.0.11", True),
+        ("bm-1: ctl-1.internal resolves to the backup controller's pod", "10.126.1.7", "10.126.1.7", True),
+        ("bm-1: ctl-2.internal (a backup SlurmctldHost) resolves", "an address (no pod answers to it)", "unresolved", False),
+    ]
+    assert "no controller pod answers to ctl-2.internal or ctl-2" in rows[2]["hint"]
+    # a backup's pod made again elsewhere: the old address is named
+    rows = doctor.controller_addresses(model, dict(resolved, **{"ctl-1.internal": "10.126.1.9 STREAM x\n"}), "bm-1")
+    assert not rows[1]["ok"] and "the backup controller's pod is at 10.126.1.7 now" in rows[1]["hint"]
+    # a backup outside the cluster, resolved by DNS, is not ours to map
+    assert doctor.controller_addresses(model, dict(resolved, **{"ctl-2.internal": "192.0.2.7 STREAM\n"}), "bm-1")[2]["ok"]
+    # the single controller's output alone, as before
+    assert doctor.controller_addresses(_model("nat"), GETENT_OLD, "bm-1")[0]["ok"]
+
+
+# Slurm 26.05 src/scontrol/scontrol.c, _print_ping: "backup" with two controllers, "backupN" with more.
+PING_THREE = """Slurmctld(primary) at slurm-controller is UP
+Slurmctld(backup1) at ctl-1 is UP
+Slurmctld(backup2) at ctl-2 is DOWN
+*****************************************
+** RESTORE SLURMCTLD DAEMON TO SERVICE **
+*****************************************
+"""
+
+
+def test_scontrol_ping_row_per_controller():
+    rows = doctor.controller_ping(PING_THREE, _with_backups(), "bm-1")
+    assert [(row["name"], row["observed"], row["ok"]) for row in rows] == [
+        ("bm-1: scontrol ping, primary slurmctld slurm-controller", "UP", True),
+        ("bm-1: scontrol ping, backup1 slurmctld ctl-1", "UP", True),
+        ("bm-1: scontrol ping, backup2 slurmctld ctl-2", "DOWN", False),
+    ]
+    assert "no controller pod answers to backup slurmctld ctl-2" in rows[2]["hint"]
+    down = doctor.controller_ping(PING_THREE.replace("ctl-1 is UP", "ctl-1 is DOWN"), _with_backups(), "bm-1")
+    assert "pod at 10.126.1.7, node 10.127.0.51" in down[1]["hint"] and "externalTrafficPolicy Local" in down[1]["hint"]
+    # one controller, as Slinky 1.2.1 writes it
+    (row,) = doctor.controller_ping("Slurmctld(primary) at slurm-controller is UP\n", _model("nat"), "bm-1")
+    assert row["ok"]
+    # scontrol could not read slurm.conf or answered for fewer controllers than the cluster names
+    (row,) = doctor.controller_ping("scontrol: error: resolve failure\n", _model("nat"), "bm-1")
+    assert not row["ok"] and (row["expected"], row["observed"]) == ("1 controllers", "0")
+
+
 # --------------------------------------------------------------------------- spread probes
 
 @pytest.mark.parametrize("nodes, members", [

@@ -99,7 +99,7 @@ def observed(plan, **override):
         "account": {"user": {"uid": 401, "gid": 401, "home": "/var/lib/slurm", "shell": "/usr/sbin/nologin"},
                     "group": {"gid": 401}},
         "dpkg": host_state.dpkg(run),
-        "hosts_lines": ["127.0.0.1 localhost", plan["hosts_entry"]["line"]],
+        "hosts_lines": ["127.0.0.1 localhost", plan["hosts"]["entries"][0]["line"]],
         "routes": host_state.command_output(run, ["ip", "-4", "route", "show"]),
         "addresses": host_state.addresses(host_state.command_output(run, ["ip", "-4", "-o", "addr", "show"])),
         "units": {"slurmd": host_state.systemd_unit(run, "slurmd")},
@@ -153,21 +153,27 @@ def test_each_part_names_what_differs(plan):
     files[plan["key"]["path"]] = dict(files[plan["key"]["path"]], sha256="other", mode="0640")
     files[plan["dropin"]["path"]] = {"exists": False}
     files["/etc/slurm"] = dict(files["/etc/slurm"], owner="slurm")
-    seen = observed(plan, files=files, hosts_lines=["10.0.0.9 slurm-controller.slurm", "# " + plan["hosts_entry"]["line"]],
+    seen = observed(plan, files=files, hosts_lines=["10.0.0.9 slurm-controller.slurm", "# " + plan["hosts"]["entries"][0]["line"]],
                     account={"user": {"uid": 64030, "gid": 64030, "home": "/nonexistent", "shell": "/bin/sh"}, "group": None})
     out = drift(plan, seen)
     assert out["key"] == ["/etc/slurm/slurm.key has other content", "/etc/slurm/slurm.key is slurm:slurm 0640, not slurm:slurm 0600"]
     assert out["dropin"] == ["%s is missing" % worker.DROPIN]
     assert out["directories"] == ["/etc/slurm is not a root:root 0755 directory"]
-    assert out["hosts"] == ["/etc/hosts does not map slurm-controller.slurm as '%s'" % plan["hosts_entry"]["line"]]
+    assert out["hosts"] == ["/etc/hosts has '10.0.0.9 slurm-controller.slurm', which maps a controller's name otherwise "
+                            "or is no longer wanted",
+                            "/etc/hosts does not map slurm-controller.slurm as '%s'" % plan["hosts"]["entries"][0]["line"]]
     assert out["user"][0] == "group slurm is None, not gid 401" and "user slurm is {'uid': 64030" in out["user"][1]
     assert set(out) == {"key", "dropin", "directories", "hosts", "user"}
 
 
-def test_hosts_entry_follows_lineinfile_the_last_matching_line_counts(plan):
-    line = plan["hosts_entry"]["line"]
-    assert drift(plan, observed(plan, hosts_lines=["10.0.0.9 slurm-controller.slurm", line])) == {}
-    assert "hosts" in drift(plan, observed(plan, hosts_lines=[line, "10.0.0.9 slurm-controller.slurm x"]))
+def test_hosts_entry_every_line_for_the_names_counts(plan):
+    """The C library takes a name's first line in /etc/hosts: any other line for one of the controller's
+    names is drift (the SSH path removes it), wherever it stands."""
+    line = plan["hosts"]["entries"][0]["line"]
+    assert drift(plan, observed(plan, hosts_lines=["10.0.0.9 other.example.org", line])) == {}
+    assert "hosts" in drift(plan, observed(plan, hosts_lines=["10.0.0.9 slurm-controller.slurm", line]))
+    assert "hosts" in drift(plan, observed(plan, hosts_lines=[line, "10.0.0.9 x slurm-controller-0"]))
+    assert "hosts" in drift(plan, observed(plan, hosts_lines=[line, "10.0.0.9 gone-backup # slime.hybrid"]))
 
 
 @pytest.mark.parametrize("dpkg_out, part, reason", [
@@ -259,10 +265,10 @@ def test_file_state_and_account_read_the_real_files(tmp_path):
 
 def test_observe_reads_every_target(plan, tmp_path):
     hosts = tmp_path / "hosts"
-    hosts.write_text("127.0.0.1 localhost\n" + plan["hosts_entry"]["line"] + "\n")
+    hosts.write_text("127.0.0.1 localhost\n" + plan["hosts"]["entries"][0]["line"] + "\n")
     targets = dict(worker.observe_targets(plan, "bm-1"), hosts_file=str(hosts))
     seen = host_state.observe(targets, answers())
-    assert seen["hosts_lines"][-1] == plan["hosts_entry"]["line"]
+    assert seen["hosts_lines"][-1] == plan["hosts"]["entries"][0]["line"]
     assert seen["node"] == scontrol.parse_nodes(NODE)["bm-1"] and seen["iptables"]["nat"] == NAT and seen["slurmd_version"] == "slurm-wlm 26.05.5"
     assert set(seen["files"]) == set(targets["files"]) and seen["units"]["slurmd"]["ActiveState"] == "active"
     assert seen["routes"] == ""  # nat mode: the routing table is not read

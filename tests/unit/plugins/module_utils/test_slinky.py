@@ -248,7 +248,7 @@ def test_cluster_facts_end_to_end(objects):
     facts = slinky.cluster_facts(objects["controller_pods"], objects["services"])
     assert facts == {
         "controller": {"host": "slurm-controller-1", "aliases": [], "address": "10.126.1.7", "port": 6817,
-                       "pod": "slurm-controller-1", "node": "k8s-node-2"},
+                       "pod": "slurm-controller-1", "node": "k8s-node-2", "backups": []},
         "nodeport": {"address": "10.127.0.51", "port": 30017, "service": "slurm-controller",
                      "external_traffic_policy": "Local"},
         "slurm_version": "26.05",
@@ -605,3 +605,89 @@ def test_the_sidecars_awk_on_what_slurm_prints():
     assert [(row[0], row[1]) for row in drift] == [(re.search(r"NodeName=(\S+)", line).group(1), "10.244.9.%d" % n)
                                                    for n, line in enumerate(pods)]
     assert [row[2] for row in drift] == [re.search(r'"slime.hybrid/nodeaddr":"([^"]+)"', line).group(1) for line in pods]
+
+
+# What Slinky's operator writes from its next release on, one SlurmctldHost per controller replica and
+# SlurmctldAddr at the Service (slurm-operator main f2ed3fc5, internal/builder/controllerbuilder/
+# controller_config.go), the lines as Slurm reads them (keys in any case, comments).
+REPLICAS_SLURM_CONF = """ClusterName=slurm
+SlurmctldHost=slurm-controller-0(slurm-controller-0.slurm-controller-internal.slurm)
+slurmctldhost = slurm-controller-1(slurm-controller-1.slurm-controller-internal.slurm)
+#SlurmctldHost=commented-out
+SlurmctldHost=slurm-controller-2(slurm-controller-2.slurm-controller-internal.slurm)  # a comment
+SlurmctldAddr=slurm-controller.slurm
+"""
+
+
+def test_slurmctld_hosts_and_addr_as_slurm_reads_them():
+    assert slinky.slurmctld_hosts(REPLICAS_SLURM_CONF) == [
+        ("slurm-controller-%d" % i, "slurm-controller-%d.slurm-controller-internal.slurm" % i) for i in range(3)]
+    assert slinky.slurmctld_addr(REPLICAS_SLURM_CONF) == "slurm-controller.slurm"
+    assert slinky.slurmctld_addr(OPERATOR_SLURM_CONF) is None
+    assert slinky.slurmctld_hosts("SlurmctldHost=a\nSlurmctldHost=b(10.0.0.2)\n") == [("a", "a"), ("b", "10.0.0.2")]
+
+
+def test_cluster_facts_with_backups_each_at_its_own_pod(objects):
+    pods = [_make_ready(pod) for pod in objects["controller_pods"][:2]] + objects["controller_pods"][2:]
+    facts = slinky.cluster_facts(pods, objects["services"], slurm_conf=REPLICAS_SLURM_CONF)
+    ctl = facts["controller"]
+    assert (ctl["host"], ctl["aliases"]) == ("slurm-controller-0.slurm-controller-internal.slurm",
+                                             ["slurm-controller-0", "slurm-controller.slurm"])
+    assert (ctl["pod"], ctl["address"], facts["nodeport"]["address"]) == ("slurm-controller-0", "10.126.0.11", "10.127.0.50")
+    assert ctl["backups"] == [
+        {"host": "slurm-controller-1.slurm-controller-internal.slurm", "aliases": ["slurm-controller-1"],
+         "address": "10.126.1.7", "node_address": "10.127.0.51", "pod": "slurm-controller-1"},
+        # pending, unscheduled: no address yet
+        {"host": "slurm-controller-2.slurm-controller-internal.slurm", "aliases": ["slurm-controller-2"],
+         "address": None, "node_address": None, "pod": "slurm-controller-2"},
+    ]
+
+
+def test_while_the_primary_is_not_ready_its_names_go_to_the_first_ready_controller(objects):
+    # slurm-controller-0 is running but not ready in the fixture (its slurmctld restarting)
+    facts = slinky.cluster_facts(objects["controller_pods"], objects["services"], slurm_conf=REPLICAS_SLURM_CONF)
+    assert (facts["controller"]["pod"], facts["controller"]["address"]) == ("slurm-controller-1", "10.126.1.7")
+    assert facts["nodeport"]["address"] == "10.127.0.51"
+    assert facts["controller"]["backups"][0]["address"] == "10.126.1.7"
+
+
+# What the operator v1.2.1 rendered on the kube lab for the controller values below (the end of
+# slurm-config's slurm.conf, molecule kube's backup-controller step).
+RENDERED_EXTRA = """#
+### EXTRA CONFIG ###
+ProctrackType=proctrack/linuxproc
+ReturnToService=2
+SlurmctldAddr=slurm-controller.slurm.svc.cluster.local
+SlurmctldHost=slurm-controller-1(slurm-controller-1.slurm-controller-internal.slurm)
+SlurmdTimeout=20
+SrunPortRange=60001-60100
+TaskPlugin=task/affinity
+PartitionName=all Nodes=ALL Default=YES MaxTime=UNLIMITED State=UP
+"""
+RENDERED_VALUES = {"extraConfMap": {
+    "ProctrackType": "proctrack/linuxproc", "ReturnToService": 2, "SlurmctldAddr": "slurm-controller.slurm.svc.cluster.local",
+    "SlurmctldHost": "slurm-controller-1(slurm-controller-1.slurm-controller-internal.slurm)", "SlurmdTimeout": 20,
+    "SrunPortRange": "60001-60100", "TaskPlugin": "task/affinity"}}
+
+
+def test_config_drift_until_the_operator_rendered_the_values():
+    config = {"data": {"slurm.conf": OPERATOR_SLURM_CONF + RENDERED_EXTRA}}
+    assert slinky.config_drift(config, RENDERED_VALUES) == []
+    changed = {"extraConfMap": dict(RENDERED_VALUES["extraConfMap"], SrunPortRange="61000-61099", SlurmdTimeout=30)}
+    assert slinky.config_drift(config, changed) == ["SlurmdTimeout=30", "SrunPortRange=61000-61099"]
+    # the chart leaves an empty value out and joins a list (slurm._toList)
+    assert slinky.config_drift(config, {"extraConfMap": {"ReturnToService": 0, "X": "", "Y": ["a", "b"]}}) == ["Y=a,b"]
+    # extraConf, when set, is passed instead of extraConfMap
+    assert slinky.config_drift(config, {"extraConf": "SlurmdTimeout=20\nMaxJobCount=5\n", "extraConfMap": {"Z": 1}}) == [
+        "MaxJobCount=5"]
+    assert slinky.config_drift({}, {}) == []
+
+
+def test_rollout_pending():
+    sts = {"metadata": {"generation": 3}, "spec": {"replicas": 1},
+           "status": {"observedGeneration": 3, "currentRevision": "a", "updateRevision": "a", "updatedReplicas": 1,
+                      "readyReplicas": 1}}
+    assert slinky.rollout_pending(sts) == []
+    rolling = dict(sts, status=dict(sts["status"], updateRevision="b", readyReplicas=0))
+    assert slinky.rollout_pending(rolling) == ["revision b rolling out (pods at a)", "readyReplicas 0 of 1"]
+    assert slinky.rollout_pending(dict(sts, metadata={"generation": 4}))[0] == "generation 4 not observed yet (3)"

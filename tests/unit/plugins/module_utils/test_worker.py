@@ -44,7 +44,7 @@ def test_plan_of_a_nat_worker():
     assert out["packages"] == ["slurmd", "slurm-client"]
     assert worker.accepted_releases("26.05") == ["26.05", "25.11", "25.05", "24.11"]
     assert "26.05.*|25.11.*|25.05.*|24.11.*)" in out["slurmd_version_check"]
-    assert out["hosts_entry"]["line"] == "10.126.0.11 slurm-controller.slurm slurm-controller-0"
+    assert [e["line"] for e in out["hosts"]["entries"]] == ["10.126.0.11 slurm-controller.slurm slurm-controller-0 # slime.hybrid"]
     assert out["routes"] == [] and out["routes_unit"] is None
     assert out["apt_source"] is None and out["apt_key"] is None
     assert [rule["name"] for rule in out["firewall"]["dnat"]] == ["slurmctld", "controller-srun"]
@@ -93,7 +93,7 @@ def test_routed_worker_gets_the_routes_unit_and_no_dnat():
 def test_without_the_firewall_the_hosts_entry_and_routes_stay():
     out = plan({"network_mode": "routed", "pod_routes": ROUTES}, manage_firewall=False)
     assert out["firewall"] is None
-    assert out["hosts_entry"]["line"].startswith("10.126.0.11 ")
+    assert out["hosts"]["entries"][0]["line"].startswith("10.126.0.11 ")
     assert out["routes_unit"] is not None
 
 
@@ -134,22 +134,66 @@ HOSTS = """127.0.0.1 localhost
 # 10.8.8.8 slurm-controller.slurm (a comment stays)
 10.1.1.1 slurm-controller.slurmXslurm other
 10.2.2.2 db.example.org
+10.7.7.7 other slurm-controller-0
+10.126.0.12 slurm-controller-1.slurm-backup.slurm slurm-controller-1
+10.126.0.14 gone-backup # slime.hybrid
 """
 
+BACKUP = {"host": "slurm-controller-1.slurm-backup.slurm", "aliases": ["slurm-controller-1"],
+          "address": "10.126.0.12", "node_address": "10.127.0.51"}
 
-def test_hosts_entry_regexp_and_shell_edit_agree(tmp_path):
-    entry = plan()["hosts_entry"]
-    hosts = tmp_path / "hosts"
-    hosts.write_text(HOSTS)
-    # The shell edit of the cloud-init path, on a copy instead of /etc/hosts.
-    script = entry["shell"].replace("/etc/hosts", str(hosts)).replace("chown root:root", "true")
+
+def _edit_hosts(tmp_path, hosts, text=HOSTS):
+    """The cloud-init path's edit, on a copy instead of /etc/hosts: the lines after."""
+    path = tmp_path / "hosts"
+    path.write_text(text)
+    script = hosts["shell"].replace("/etc/hosts", str(path)).replace("chown root:root", "true")
     subprocess.run(["sh", "-c", script], check=True)
-    after = hosts.read_text().splitlines()
-    # lineinfile's regexp of the SSH path matches exactly the line the shell removed.
-    removed = [line for line in HOSTS.splitlines() if line not in after]
-    assert removed == ["10.9.9.9 slurm-controller.slurm old-alias"]
-    assert [line for line in HOSTS.splitlines() if re.search(entry["regexp"], line)] == removed
-    assert after[-1] == entry["line"]
+    return path.read_text().splitlines()
+
+
+def _lineinfile(hosts, text=HOSTS):
+    """The SSH path's edits as ansible.builtin.lineinfile makes them: every line stale matches removed,
+    then each line replaces the last match of its regexp, else is appended."""
+    lines = [line for line in text.splitlines() if not re.search(hosts["stale"], line)]
+    for entry in hosts["entries"]:
+        matches = [i for i, line in enumerate(lines) if re.search(entry["regexp"], line)]
+        if matches:
+            lines[matches[-1]] = entry["line"]
+        else:
+            lines.append(entry["line"])
+    return lines
+
+
+KEPT = ["127.0.0.1 localhost", "# 10.8.8.8 slurm-controller.slurm (a comment stays)",
+        "10.1.1.1 slurm-controller.slurmXslurm other", "10.2.2.2 db.example.org"]
+
+
+def test_hosts_regexps_and_shell_edit_agree(tmp_path):
+    hosts = plan()["hosts"]
+    after = _edit_hosts(tmp_path, hosts)
+    # every line for one of the controller's names goes (not a comment, not a longer name), and ours
+    # for a controller no longer there; the SSH path removes the same lines
+    assert after == KEPT + ["10.126.0.12 slurm-controller-1.slurm-backup.slurm slurm-controller-1",
+                            "10.126.0.11 slurm-controller.slurm slurm-controller-0 # slime.hybrid"]
+    assert _lineinfile(hosts) == after
+    assert _lineinfile(hosts, "\n".join(after)) == after
+
+
+def test_hosts_of_a_backup_with_a_pod_and_one_without(tmp_path):
+    model = cluster_model.normalize(dict(MODEL, controller=dict(
+        MODEL["controller"], backups=[BACKUP, {"host": "ctl-2.example.org", "aliases": ["ctl-2"]}])))
+    hosts = worker.plan(model, NODE)["hosts"]
+    # the backup without a pod has no address: nothing to map
+    lines = [e["line"] for e in hosts["entries"]]
+    assert lines == ["10.126.0.11 slurm-controller.slurm slurm-controller-0 # slime.hybrid",
+                     "10.126.0.12 slurm-controller-1.slurm-backup.slurm slurm-controller-1 # slime.hybrid"]
+    after = _edit_hosts(tmp_path, hosts)
+    assert after == KEPT + lines
+    assert sorted(_lineinfile(hosts)) == sorted(after)
+    # converged: nothing is stale, every line is there
+    assert _lineinfile(hosts, "\n".join(after)) == after
+    assert not [line for line in after if re.search(hosts["stale"], line)]
 
 
 @pytest.mark.parametrize("installed, starts", [("26.05.5", True), ("24.11.5", True), ("24.05.8", False), ("26.11.0", False)])
