@@ -97,7 +97,7 @@ def _names_re(names, space=r"\s", start=r"[^#\s]\S*"):
     return r"^%s%s+(.*%s)?(%s)(%s|$)" % (start, space, space, "|".join(names), space)
 
 
-def hosts_entries(model):
+def hosts_plan(model):
     """The /etc/hosts lines of the controller and of each backup the cluster reports an address for:
     "ADDRESS HOST ALIASES # slime.hybrid" (the names slurmd and the commands connect to: every
     SlurmctldHost and SlurmctldAddr). The C library takes a name's first line, so every other line
@@ -198,7 +198,7 @@ def plan(model, node):
         # The controller's names, and in network mode routed the routes to the pod network, are
         # what slurmd needs to reach slurmctld at all: always managed. The firewall flag is
         # about iptables only.
-        "hosts": hosts_entries(model),
+        "hosts": hosts_plan(model),
         "routes": model["routes"],
         "routes_unit": ({"path": ROUTES_UNIT, "mode": "0644", "content": routes_unit(model)}
                         if model["routes"] else None),
