@@ -25,12 +25,6 @@ def _loginset_errors(intent, loginsets):
         return []
 
 
-def _config_map_name(workload):
-    """The operator's ConfigMap of a controller pod or of its StatefulSet (the pod template)."""
-    spec = (workload.get("spec") or {})
-    return slinky.config_map_name(spec.get("template") or workload)
-
-
 class FilterModule(object):
     """slime.hybrid Slinky filters."""
 
@@ -38,7 +32,7 @@ class FilterModule(object):
         return {
             "chart_values": _chart_values,
             "config_drift": slinky.config_drift,
-            "config_map_name": _config_map_name,
+            "config_map_name": slinky.config_map_name,
             "loginset_errors": _loginset_errors,
             "rollout_pending": slinky.rollout_pending,
             "service_drift": slinky.service_drift,

@@ -353,7 +353,7 @@ def _build(raw, require_discovered=True):
     ctl_addr = _optional(errors, "controller.address", ctl.get("address"), require_discovered,
                          "the address bare metal maps controller.host to", _check_ip)
     aliases = ctl.get("aliases") or []
-    if not isinstance(aliases, list) or not all(isinstance(a, str) and HOSTNAME_RE.match(a) for a in aliases):
+    if not _host_names(aliases):
         errors.append("controller.aliases=%r must be a list of host names (other names of the controller, "
                       "e.g. both parts of SlurmctldHost=NAME(ADDRESS))" % (aliases,))
     backups = _check_backups(errors, ctl.get("backups"))
@@ -486,6 +486,11 @@ def _build(raw, require_discovered=True):
     return out, []
 
 
+def _host_names(value):
+    """value is a list of host names."""
+    return isinstance(value, list) and all(isinstance(name, str) and HOSTNAME_RE.match(name) for name in value)
+
+
 def _check_backups(errors, value):
     """controller.backups: the backup SlurmctldHost entries, in the order they take over:
     [{host, aliases, address, node_address}]. host is the name Slurm connects to (ADDRESS of
@@ -504,7 +509,7 @@ def _check_backups(errors, value):
         if not host or not HOSTNAME_RE.match(str(host)):
             errors.append("%s.host=%r is not a host name (ADDRESS of a backup SlurmctldHost=NAME(ADDRESS))" % (label, host))
         aliases = backup.get("aliases") or []
-        if not isinstance(aliases, list) or not all(isinstance(a, str) and HOSTNAME_RE.match(a) for a in aliases):
+        if not _host_names(aliases):
             errors.append("%s.aliases=%r must be a list of host names" % (label, aliases))
             aliases = []
         address = _optional(errors, label + ".address", backup.get("address"), False, "", _check_ip)

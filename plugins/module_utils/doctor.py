@@ -108,11 +108,16 @@ def _row(name, expected, observed, ok, hint):
     return {"name": name, "expected": expected, "observed": observed, "ok": ok, "hint": "" if ok else hint}
 
 
+def _addresses(getent_output):
+    """The addresses `getent ahostsv4 NAME` printed, sorted, each once."""
+    return sorted({line.split()[0] for line in (getent_output or "").splitlines() if line.strip()})
+
+
 def controller_address(model, resolved, member):
     """Report row: the controller's name, as this host resolves it (`getent ahostsv4` output), must
     be the controller pod's address the cluster reports now (it changes when the pod is rescheduled)."""
     ctl = model["controller"]
-    found = sorted({line.split()[0] for line in (resolved or "").splitlines() if line.strip()})
+    found = _addresses(resolved)
     return _row("%s: %s resolves to the controller pod" % (member, ctl["host"]), ctl["address"],
                 ",".join(found) or "unresolved", found == [ctl["address"]],
                 "%s resolves to %s on %s, but the controller pod is at %s now (rescheduled with a new pod IP?): run "
@@ -129,7 +134,7 @@ def controller_addresses(model, resolved, member):
     resolved = resolved if isinstance(resolved, dict) else {model["controller"]["host"]: resolved}
     rows = [controller_address(model, resolved.get(model["controller"]["host"], ""), member)]
     for backup in model["controller"]["backups"]:
-        found = sorted({line.split()[0] for line in (resolved.get(backup["host"]) or "").splitlines() if line.strip()})
+        found = _addresses(resolved.get(backup["host"]))
         observed = ",".join(found) or "unresolved"
         if backup["address"]:
             rows.append(_row("%s: %s resolves to the backup controller's pod" % (member, backup["host"]), backup["address"],

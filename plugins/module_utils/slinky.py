@@ -78,8 +78,11 @@ def secret_value(secret, key):
 
 def config_map_name(pod):
     """The ConfigMap the controller pod's /etc/slurm comes from (the operator's <controller>-config,
-    the first ConfigMap of the pod's projected volume), or None."""
-    for volume in (pod.get("spec") or {}).get("volumes") or []:
+    the first ConfigMap of the pod's projected volume), or None. pod may also be its StatefulSet,
+    whose pod template is read."""
+    spec = (pod.get("spec") or {})
+    spec = (spec.get("template") or {}).get("spec") or spec
+    for volume in spec.get("volumes") or []:
         for source in ((volume.get("projected") or {}).get("sources")) or []:
             if (source.get("configMap") or {}).get("name"):
                 return source["configMap"]["name"]

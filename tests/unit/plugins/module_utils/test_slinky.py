@@ -304,6 +304,8 @@ def test_config_map_name_is_the_first_configmap_of_the_projected_volume():
                                     {"configMap": {"name": "slurm-config-extra"}}]}}]}}
     assert slinky.config_map_name(pod) == "slurm-config"
     assert slinky.config_map_name({"spec": {}}) is None
+    # its StatefulSet: the pod template
+    assert slinky.config_map_name({"spec": {"replicas": 1, "template": {"metadata": {}, "spec": pod["spec"]}}}) == "slurm-config"
 
 
 def test_cluster_facts_raises_without_a_ready_controller(objects):
