@@ -64,7 +64,8 @@ COREDNS_PLUGINS=(cache errors forward health kubernetes ready reload)
 corefile=$here/lab/kube/manifests/coredns/40-configmap.yaml
 
 build_coredns() {
-  local stamp="coredns=$COREDNS_VERSION plugins=$(IFS=,; echo "${COREDNS_PLUGINS[*]}")" dir out p used t0=$SECONDS
+  local stamp dir out p used t0=$SECONDS
+  stamp="coredns=$COREDNS_VERSION plugins=$(IFS=,; echo "${COREDNS_PLUGINS[*]}")"
   # Every plugin the Corefile names (the first word of each line of a server block) is built in.
   used=$(awk '/^    [^ ]+ .*\{$/{inside=1; next} inside && /^    \}/{inside=0} inside && /^        [a-z]/{print $1}' "$corefile" | sort -u)
   [ -n "$used" ] || die "found no plugins in $corefile"
