@@ -3,8 +3,8 @@
 # site.yml's first run (and its NodeAddr stage), its re-run against an empty play over the same
 # hosts, srun across pods and metal. benchmarks/run.sh starts with these. Measures; never asserts
 # a limit. Run through make (PATH, SLIME_CACHE, the collection): make bench-kube
-#   BENCH_COLD=1  from nothing: the Go build and module caches, the cert-manager/CoreDNS build,
-#                 every image and the debootstrap tarballs are removed first (tens of minutes).
+#   BENCH_COLD=1  from nothing: the Go build and module caches, every image and the debootstrap
+#                 tarballs are removed first (tens of minutes).
 # Leaves the cluster converged (lab/kube/down.sh removes it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,9 +17,9 @@ if [ "${BENCH_COLD:-0}" = 1 ]; then
   chmod -R u+w "$cache/k8s/go" 2>/dev/null || true
   rm -rf "$cache/k8s" "$cache/kube" "$cache/charts" "$cache"/*-minbase.tar
   t0=$(now); ./tests/k8s/k8s-test-bins.sh >/dev/null 2>&1; t1=$(now)
-  echo "Kubernetes binaries (control plane, kubelet, kube-proxy, kubectl, helm, kwok, operator, webhook): $(secs "$t0" "$t1") s"
-  t0=$(now); ./lab/kube/bins.sh >/dev/null 2>&1; t1=$(now)
-  echo "CoreDNS and cert-manager binaries: $(secs "$t0" "$t1") s"
+  echo "Go binaries in one build (control plane, kubelet, kube-proxy, kubectl, helm, kwok, operator, webhook, CoreDNS, cert-manager): $(secs "$t0" "$t1") s"
+  t0=$(now); ./lab/kube/cert-manager-chart.sh >/dev/null 2>&1; t1=$(now)
+  echo "cert-manager's chart: $(secs "$t0" "$t1") s"
   t0=$(now); ./lab/build-image.sh >/dev/null 2>&1; ./lab/kube/images.sh --require-all >/dev/null 2>&1; t1=$(now)
   echo "images (debootstrap, bare host, Slinky's containers, the others): $(secs "$t0" "$t1") s"
 fi

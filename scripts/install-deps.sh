@@ -59,7 +59,10 @@ if [ "${1:-}" != --system ]; then
   want=$(cat "$here/requirements.txt" "$here/requirements-test.txt" | sha256sum | cut -d' ' -f1)
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     "$venv/bin/pip" install -q --upgrade pip
-    "$venv/bin/pip" install -q -r "$here/requirements.txt" -r "$here/requirements-test.txt"
+    # --no-compile: no bytecode for the ~24,000 modules installed (the `ansible` package's
+    # collections are most of them, and most are never imported); Python writes it for what is
+    # imported, on first use. 30 CPU-seconds less on a cold run here.
+    "$venv/bin/pip" install -q --no-compile -r "$here/requirements.txt" -r "$here/requirements-test.txt"
     echo "$want" >"$stamp"
   fi
   exec 9>&-

@@ -272,7 +272,7 @@ for n in "${names[@]}"; do
   if [ ! -x "$bin/$n" ] || [ ! -s "$bin/$n.version" ]; then missing+=("$n"); fi
 done
 if [ ${#missing[@]} -gt 0 ] && [ $require_all = 1 ]; then
-  die "binaries missing in $bin: ${missing[*]} (tests/k8s/k8s-test-bins.sh, lab/kube/bins.sh build them)"
+  die "binaries missing in $bin: ${missing[*]} (tests/k8s/k8s-test-bins.sh builds them)"
 fi
 
 mkdir -p "$archives"

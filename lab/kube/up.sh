@@ -34,10 +34,10 @@ build() {  # build WHAT CMD...: output to $build_log, shown when it fails
   "$@" >>"$build_log" 2>&1 || die "$1 failed: $(tail -15 "$build_log")"
 }
 # On a first run the builds overlap: the images made from Debian's packages (the hosts', Slinky's
-# and the nodes': debootstrap, apt, mostly waiting on the mirror and the disk), and CoreDNS with
-# cert-manager (hundreds of modules to download) beside the Kubernetes build, which keeps both
-# CPUs busy. Each has a log of its own.
-images_log=$KUBE_DIR/build-images.log bins_log=$KUBE_DIR/build-bins.log node_log=$KUBE_DIR/build-node.log
+# and the nodes': debootstrap, apt, mostly waiting on the mirror and the disk) beside the Go build
+# (Kubernetes, CoreDNS, cert-manager, Slinky's operator in one), which keeps both CPUs busy. Each
+# has a log of its own.
+images_log=$KUBE_DIR/build-images.log node_log=$KUBE_DIR/build-node.log
 ( "$repo/lab/build-image.sh" && "$here/images.sh" slurmctld slurmd slurmrestd login logfile ) >"$images_log" 2>&1 &
 images_pid=$!
 node_image() {  # the node containers' image (Debian trixie: systemd, containerd, runc, CNI plugins)
@@ -51,11 +51,9 @@ node_image() {  # the node containers' image (Debian trixie: systemd, containerd
 }
 node_image >"$node_log" 2>&1 &
 node_pid=$!
-"$here/bins.sh" >"$bins_log" 2>&1 &            # CoreDNS, cert-manager and its chart
-bins_pid=$!
-build "$repo/tests/k8s/k8s-test-bins.sh"       # kubelet, kube-proxy, kubectl, the control plane, helm, Slinky's operator
+build "$repo/tests/k8s/k8s-test-bins.sh"       # kubelet, kube-proxy, kubectl, the control plane, helm, Slinky's operator, CoreDNS, cert-manager
 build "$repo/tests/k8s/slinky-charts.sh"       # Slinky's charts
-wait "$bins_pid" || die "lab/kube/bins.sh (CoreDNS, cert-manager) failed: $(tail -15 "$bins_log")"
+build "$here/cert-manager-chart.sh"            # cert-manager's chart
 wait "$images_pid" || die "the bare-metal hosts' image or Slinky's containers failed: $(tail -15 "$images_log")"
 build "$here/images.sh" --require-all          # the pods' other images (Go binaries, pause), the rest cached
 pause_ref=$("$here/images.sh" list | sed -n 's/^pause=//p')

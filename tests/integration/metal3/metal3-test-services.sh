@@ -154,7 +154,8 @@ install_venv() {
   # Debian's python3 (not a pyenv shim on PATH): the venv must outlive whatever PATH says.
   [ -x "$dir/bin/python" ] || /usr/bin/python3 -m venv "$dir" >>"$logf" 2>&1 \
     || die "cannot create $dir (python3-venv missing?)"
-  "$dir/bin/pip" install -q "$@" >>"$logf" 2>&1 \
+  # --no-compile: bytecode only for what runs (on first use), as in scripts/install-deps.sh
+  "$dir/bin/pip" install -q --no-compile "$@" >>"$logf" 2>&1 \
     || { tail -n 20 "$logf" >&2; die "pip install $want failed"; }
   echo "$want" >"$dir/.versions"
 }
