@@ -21,10 +21,16 @@ import re
 
 from ansible_collections.slime.hybrid.plugins.module_utils.slurmd import parse_slurm_version
 
-# Kubernetes' default --service-node-port-range, and the lower "static" band that
-# KEP-3668 reserves for manually chosen NodePorts.
+# Kubernetes' default --service-node-port-range (a cluster may set another: nodeport.range; its
+# lower "static" band, static_band(), is what KEP-3668 keeps for manually chosen NodePorts).
 NODEPORT_RANGE = (30000, 32767)
-NODEPORT_STATIC_BAND = (30000, 30085)
+
+# The ports Slinky's operator fixes: it writes SlurmctldPort=6817 and SlurmdPort=6818 into the
+# slurm.conf it renders, and gives the containers those ports, whatever the chart values say
+# (slurm-operator v1.2.1: internal/builder/common/const.go, controllerbuilder/controller_config.go).
+# Bare metal's slurmd follows that slurm.conf (configless), so another port in the model would
+# open the firewall and point the DNAT at a port nothing uses.
+SLINKY_PORTS = (("controller.port", 6817, "SlurmctldPort"), ("slurmd_port", 6818, "SlurmdPort"))
 
 # nat: NodePort + OUTPUT DNAT for the controller, hostPorts + NodeAddr fix for pod workers.
 # hostnetwork: as nat for the controller; NodeSet pods on the node network (durable NodeAddr).
@@ -162,6 +168,17 @@ def _check_ip(errors, label, value, parse=ipaddress.ip_address, what="an IP addr
     return str(address)
 
 
+def static_band(first, last):
+    """The lower band of a NodePort range that Kubernetes keeps for NodePorts chosen by hand
+    (KEP-3668): its size is the range's size / 32, at least 16 and at most 128 ports; none in a
+    range of 16 ports or fewer (Kubernetes v1.36 pkg/registry/core/service/portallocator/allocator.go,
+    calculateRangeOffset). (30000, 32767) -> (30000, 30085)."""
+    size = last - first + 1
+    if size <= 16:
+        return None
+    return first, first + min(max(16, size // 32), 128) - 1
+
+
 def _check_port(errors, label, value, low=1, high=65535):
     try:
         port = int(value)
@@ -282,8 +299,23 @@ DISCOVERED = ("controller.host", "controller.aliases", "controller.address", "co
 # Discovered keys where what the site states wins: a site may route differently from what the
 # Nodes say (a subset, or through a gateway). Every other discovered key wins over the intent
 # (the cluster is what it is: the Service's real nodePort, the controller pod's current address).
-# An empty list states nothing.
-SITE_WINS = ("pod_routes",)
+# An empty list states nothing. nodeport.address: the address bare metal reaches the controller's
+# node at, where that is not the node's InternalIP (a second network, a VIP that follows the node).
+SITE_WINS = ("pod_routes", "nodeport.address")
+
+# What slime_cluster may state, per section (worker: WORKER_DEFAULTS); an unknown key (a typo) is
+# refused with these. DERIVED: what the model adds, accepted back so that a model is its own input.
+SETTINGS = {
+    "": ("name", "network_mode", "controller", "nodeport", "slurmd_port", "srun_port_range", "max_node_count",
+         "srun_concurrency", "pod_routes", "slurm_version", "worker"),
+    "controller": ("host", "aliases", "address", "port", "backups"),
+    "nodeport": ("address", "port", "range"),
+}
+DERIVED = {
+    "": ("routes", "pod_cidrs", "inbound", "dnat", "conf_server", "conf_server_address", "conf_server_port"),
+    "controller": (),
+    "nodeport": ("static_band",),
+}
 
 
 def validate(intent, discovered=None):
@@ -304,24 +336,59 @@ def normalize(intent, discovered=None):
 def intent_errors(intent):
     """Problems of what a site states (everything but DISCOVERED): what the Slinky role needs
     before the cluster exists, when nothing can be discovered yet."""
-    return _build(intent, require_discovered=False)[1]
+    return _stated(intent, intent, require_discovered=False)[1]
 
 
 def normalize_intent(intent):
     """The intent validated, with derived values; DISCOVERED fields may be absent (None)."""
-    result, errors = _build(intent, require_discovered=False)
+    result, errors = _stated(intent, intent, require_discovered=False)
     if errors:
         raise ModelError(errors)
     return result
 
 
+def _stated(intent, raw, require_discovered=True):
+    """_build(raw), with an error for every key the site's intent states that is no setting (the
+    discovered facts merged into raw may carry more)."""
+    unknown = _unknown(intent) if isinstance(intent, dict) else []
+    result, errors = _build(raw, require_discovered)
+    return (None, unknown + errors) if unknown else (result, errors)
+
+
 def _model(intent, discovered):
     if discovered not in (None, {}) and not isinstance(discovered, dict):
         return None, ["the discovered facts must be a dict (slinky_info's cluster), got %s" % type(discovered).__name__]
+    raw = intent
     if discovered and isinstance(intent, dict):
-        stated = [key for key in SITE_WINS if intent.get(key) not in (None, "", [])]
-        intent = _merge(intent, dict((k, v) for k, v in discovered.items() if k not in stated))
-    return _build(intent)
+        # Copies of the mappings only, never deep copies (Ansible's lazy templated values refuse them).
+        discovered = dict(discovered)
+        for key in SITE_WINS:
+            section, _, name = key.rpartition(".")
+            stated = (intent.get(section) if section else intent) or {}
+            if not isinstance(stated, dict) or stated.get(name) in (None, "", []):
+                continue
+            if not section:
+                discovered.pop(name, None)
+            elif isinstance(discovered.get(section), dict):
+                discovered[section] = dict((k, v) for k, v in discovered[section].items() if k != name)
+        raw = _merge(intent, discovered)
+    return _stated(intent, raw)
+
+
+def _unknown(raw):
+    """An error for every key of slime_cluster (and of its controller and nodeport sections) that
+    is not a setting, with the settings allowed there."""
+    errors = []
+    for section in ("", "controller", "nodeport"):
+        mapping = raw.get(section) if section else raw
+        if not isinstance(mapping, dict):
+            continue
+        known = set(SETTINGS[section]) | set(DERIVED[section])
+        for key in sorted(set(mapping) - known, key=str):
+            errors.append("%s is not a setting of slime_cluster%s; allowed: %s"
+                          % ("%s.%s" % (section, key) if section else key, " (%s)" % section if section else "",
+                             ", ".join(sorted(SETTINGS[section]))))
+    return errors
 
 
 def _build(raw, require_discovered=True):
@@ -365,14 +432,23 @@ def _build(raw, require_discovered=True):
                       % ", ".join(map(str, twice)))
     ctl_port = _check_port(errors, "controller.port", ctl.get("port"))
     slurmd_port = _check_port(errors, "slurmd_port", m.get("slurmd_port"))
-    if ctl_port is not None and ctl_port == slurmd_port:
-        errors.append("controller.port and slurmd_port are both %d; they must differ" % ctl_port)
+    for (label, fixed, conf), port in zip(SLINKY_PORTS, (ctl_port, slurmd_port)):
+        if port is not None and port != fixed:
+            errors.append("%s=%d: Slinky's operator writes %s=%d into slurm.conf whatever the chart says, and "
+                          "bare metal's slurmd follows slurm.conf; allowed: %d" % (label, port, conf, fixed, fixed))
 
+    np_range = NODEPORT_RANGE
+    if nodeport.get("range") not in (None, ""):
+        try:
+            np_range = parse_port_range(nodeport.get("range"))
+        except ValueError as exc:
+            errors.append("nodeport.range: %s (the cluster's --service-node-port-range, e.g. 30000-32767)" % exc)
     needs_nodeport = mode != "routed"
     np_addr = _optional(errors, "nodeport.address", nodeport.get("address"), needs_nodeport and require_discovered,
                         "the Kubernetes node that hosts the controller pod", _check_ip)
     np_port = _optional(errors, "nodeport.port", nodeport.get("port"), needs_nodeport,
-                        "the controller Service's nodePort, %d-%d" % NODEPORT_RANGE, _check_port, *NODEPORT_RANGE)
+                        "the controller Service's nodePort, %d-%d" % np_range, _check_port, *np_range)
+    band = static_band(*np_range)
 
     routes = _check_routes(errors, m.get("pod_routes"), required=(mode == "routed" and require_discovered))
     worker, worker_errors = worker_settings(m.get("worker"))
@@ -398,9 +474,9 @@ def _build(raw, require_discovered=True):
                 if port is not None and first <= port <= last:
                     errors.append("srun_port_range=%s contains %s %d; srun would collide with the daemon"
                                   % (srun["conf"], label, port))
-            if first <= NODEPORT_RANGE[1] and last >= NODEPORT_RANGE[0]:
+            if first <= np_range[1] and last >= np_range[0]:
                 errors.append("srun_port_range=%s overlaps the Kubernetes NodePort range %d-%d; hostPorts there "
-                              "collide with Services" % ((srun["conf"],) + NODEPORT_RANGE))
+                              "collide with Services" % ((srun["conf"],) + np_range))
             if first < 1024:
                 errors.append("srun_port_range=%s starts below 1024 (privileged ports)" % srun["conf"])
             if max_nodes and concurrency:
@@ -431,8 +507,8 @@ def _build(raw, require_discovered=True):
         "srun_concurrency": concurrency,
         "controller": {"host": None if host is None else str(host), "aliases": [a for a in aliases if a != host],
                        "address": ctl_addr, "port": ctl_port, "backups": backups},
-        "nodeport": {"address": np_addr, "port": np_port,
-                     "static_band": np_port is not None and NODEPORT_STATIC_BAND[0] <= np_port <= NODEPORT_STATIC_BAND[1]},
+        "nodeport": {"address": np_addr, "port": np_port, "range": "%d-%d" % np_range,
+                     "static_band": np_port is not None and band is not None and band[0] <= np_port <= band[1]},
         "slurmd_port": slurmd_port,
         "srun_port_range": srun,
         "pod_routes": routes,

@@ -145,7 +145,7 @@ def test_normalize_valid_model():
     assert out["max_node_count"] == 64
     assert out["controller"] == {"host": "slurm-controller", "aliases": [], "address": "10.126.0.11", "port": 6817,
                                  "backups": []}
-    assert out["nodeport"] == {"address": "10.127.0.50", "port": 30017, "static_band": True}
+    assert out["nodeport"] == {"address": "10.127.0.50", "port": 30017, "range": "30000-32767", "static_band": True}
 
 
 def test_controller_aliases():
@@ -191,12 +191,23 @@ def test_normalize_follows_a_nodeport_change_everywhere():
     assert out["dnat"][0]["comment"] == "slime.hybrid/slurmctld 10.126.0.11:6817>10.127.0.50:31000"
 
 
-def test_normalize_custom_ports():
-    out = cm.normalize(valid_model(**{"controller.port": 7817, "slurmd_port": 7818,
-                                      "srun_port_range": "40001-40020", "max_node_count": 8}))
-    assert out["dnat"][0]["ports"] == "7817"
+def test_normalize_custom_srun_range():
+    out = cm.normalize(valid_model(**{"srun_port_range": "40001-40020", "max_node_count": 8}))
     assert out["dnat"][1]["ports"] == "40001:40020"
-    assert [rule["ports"] for rule in out["inbound"]] == ["7818", "40001:40020"]
+    assert [rule["ports"] for rule in out["inbound"]] == ["6818", "40001:40020"]
+
+
+def test_ports_slinky_fixes_are_refused_when_changed():
+    # slurm-operator v1.2.1 writes SlurmctldPort=6817 and SlurmdPort=6818 (common/const.go) into
+    # its slurm.conf: another port in the model would DNAT and open a port nobody uses.
+    errors = cm.validate(valid_model(**{"controller.port": 7817, "slurmd_port": 7818}))
+    assert errors == [
+        "controller.port=7817: Slinky's operator writes SlurmctldPort=6817 into slurm.conf whatever the chart says, "
+        "and bare metal's slurmd follows slurm.conf; allowed: 6817",
+        "slurmd_port=7818: Slinky's operator writes SlurmdPort=6818 into slurm.conf whatever the chart says, "
+        "and bare metal's slurmd follows slurm.conf; allowed: 6818",
+    ]
+    assert cm.validate(valid_model(**{"controller.port": "6817", "slurmd_port": 6818})) == []
 
 
 @pytest.mark.parametrize("changes, label", [
@@ -217,7 +228,7 @@ def test_normalize_does_not_modify_input_or_defaults():
     before = copy.deepcopy(model)
     defaults = copy.deepcopy(cm.DEFAULTS)
     cm.normalize(model)
-    cm.normalize(valid_model(**{"controller.port": 7817}))
+    cm.normalize(valid_model(**{"nodeport.port": 31000}))
     assert model == before
     assert cm.DEFAULTS == defaults
 
@@ -264,8 +275,8 @@ INVALID_CASES = [
      ["controller.host='slurm_controller'"]),
     ("controller-host-missing", {"controller.host": DELETE}, ["controller.host=None"]),
     ("controller-port-70000", {"controller.port": 70000}, ["controller.port=70000", "outside 1-65535"]),
-    ("controller-port-equals-slurmd-port", {"controller.port": 6818},
-     ["controller.port and slurmd_port are both 6818"]),
+    ("controller-port-slurmd-port", {"controller.port": 6818},
+     ["controller.port=6818: Slinky's operator writes SlurmctldPort=6817", "allowed: 6817"]),
     ("network-mode", {"network_mode": "mesh"}, ["network_mode='mesh'", "not supported", "nat, routed, hostnetwork"]),
     ("name-space", {"name": "my cluster"}, ["name='my cluster'", "ClusterName"]),
     ("name-too-long", {"name": "c" * 41}, ["name='%s'" % ("c" * 41)]),
@@ -382,11 +393,11 @@ def test_routed_mode_refuses_bad_routes(routes, fragment):
 def test_nat_reaches_pod_ips_on_slurmd_port_through_the_node_of_their_pod_cidr():
     """A pod worker's NodeAddr is its pod IP from each registration until the NodeAddr sidecar heals
     it: a step from bare metal meanwhile reaches its slurmd through its node's hostPort."""
-    model = cm.normalize(valid_model(**{"network_mode": "nat", "pod_routes": ROUTES, "slurmd_port": 7818}))
+    model = cm.normalize(valid_model(**{"network_mode": "nat", "pod_routes": ROUTES, "slurmd_port": "6818"}))
     assert model["routes"] == []  # no route installed: the pod IP itself is still not routed
     assert model["dnat"][2:] == [
-        {"name": "pod-slurmd", "destination": route["cidr"], "ports": "7818", "to": route["via"],
-         "comment": "slime.hybrid/pod-slurmd %s:7818>%s" % (route["cidr"], route["via"])} for route in ROUTES]
+        {"name": "pod-slurmd", "destination": route["cidr"], "ports": "6818", "to": route["via"],
+         "comment": "slime.hybrid/pod-slurmd %s:6818>%s" % (route["cidr"], route["via"])} for route in ROUTES]
     for mode in ("hostnetwork", "routed"):
         model = cm.normalize(valid_model(**{"network_mode": mode, "pod_routes": ROUTES}))
         assert [rule for rule in model["dnat"] if rule["name"] == "pod-slurmd"] == []
@@ -405,7 +416,7 @@ def test_nat_and_hostnetwork_need_the_nodeport_but_not_routes():
 
 # What slinky_info returns as ``cluster`` (plugins/module_utils/slinky.py cluster_facts).
 DISCOVERED = {"controller": {"host": "slurm-controller.slurm", "aliases": ["slurm-controller-0"],
-                             "address": "10.244.1.5", "port": 6820},
+                             "address": "10.244.1.5", "port": 6817},
               "nodeport": {"address": "192.168.10.2", "port": 30017, "service": "slurm-controller",
                            "external_traffic_policy": "Local"},
               "slurm_version": "26.05"}
@@ -431,9 +442,9 @@ def test_normalize_reads_its_own_output(mode, extra):
 
 
 def test_intent_without_discovered_fields_is_valid_intent_but_not_a_model():
-    assert cm.intent_errors(intent(**{"controller.port": 6820})) == []
-    model = cm.normalize_intent(intent(**{"controller.port": 6820}))
-    assert model["controller"] == {"host": None, "aliases": [], "address": None, "port": 6820, "backups": []}
+    assert cm.intent_errors(intent(**{"controller.port": 6817})) == []
+    model = cm.normalize_intent(intent(**{"controller.port": 6817}))
+    assert model["controller"] == {"host": None, "aliases": [], "address": None, "port": 6817, "backups": []}
     assert model["nodeport"]["address"] is None and model["slurm_version"] is None
     assert model["conf_server"] is None and model["dnat"] == []
     # The intent still holds everything chart values need.
@@ -453,12 +464,12 @@ def test_intent_errors_still_checks_what_is_given():
 
 
 def test_intent_completed_by_discovery_is_the_model():
-    model = cm.normalize(intent(**{"controller.port": 6820}), DISCOVERED)
+    model = cm.normalize(intent(**{"controller.port": 6817}), DISCOVERED)
     assert model["controller"] == {"host": "slurm-controller.slurm", "aliases": ["slurm-controller-0"],
-                                   "address": "10.244.1.5", "port": 6820, "backups": []}
+                                   "address": "10.244.1.5", "port": 6817, "backups": []}
     assert model["conf_server"] == "192.168.10.2:30017"
     assert [rule["comment"] for rule in model["dnat"]] == [
-        "slime.hybrid/slurmctld 10.244.1.5:6820>192.168.10.2:30017",
+        "slime.hybrid/slurmctld 10.244.1.5:6817>192.168.10.2:30017",
         "slime.hybrid/controller-srun 10.244.1.5:60001:60100>192.168.10.2"]
     assert cm.normalize(model) == model
     # What was discovered wins over what the intent says (the Service's real nodePort).
@@ -488,7 +499,7 @@ def test_routed_intent_may_leave_pod_routes_to_discovery():
     model = cm.normalize(routed_intent(), ROUTED_DISCOVERED)
     assert model["routes"] == model["pod_routes"] == ROUTED_DISCOVERED["pod_routes"]
     assert model["pod_cidrs"] == ["10.244.0.0/24", "10.244.1.0/24"]
-    assert model["conf_server"] == "10.244.1.5:6820"
+    assert model["conf_server"] == "10.244.1.5:6817"
     assert cm.normalize(model) == model
 
 
@@ -607,3 +618,65 @@ def test_a_backup_on_the_controllers_pod_adds_no_rule():
 def test_bad_backups_are_named(backups, error):
     (found,) = cm.validate(valid_model(**{"controller.backups": backups}))
     assert found.startswith(error)
+
+
+# --------------------------------------------------------------------------- what a site states
+
+def test_unknown_keys_are_refused_with_the_settings_allowed_there():
+    errors = cm.validate(valid_model(**{"netwrok_mode": "routed", "controller.hots": "x", "nodeport.adress": "10.0.0.1"}))
+    assert errors == [
+        "netwrok_mode is not a setting of slime_cluster; allowed: controller, max_node_count, name, network_mode, "
+        "nodeport, pod_routes, slurm_version, slurmd_port, srun_concurrency, srun_port_range, worker",
+        "controller.hots is not a setting of slime_cluster (controller); allowed: address, aliases, backups, host, port",
+        "nodeport.adress is not a setting of slime_cluster (nodeport); allowed: address, port, range",
+    ]
+    # before anything is discovered too (the slinky role's check), and with every other problem
+    errors = cm.intent_errors(intent(**{"netwrok_mode": "routed", "nodeport.port": 80}))
+    assert errors[0].startswith("netwrok_mode is not a setting of slime_cluster")
+    assert errors[1:] == ["nodeport.port=80 is outside 30000-32767"]
+
+
+def test_what_discovery_adds_is_no_stated_setting():
+    # slinky_info's nodeport carries the Service's name and policy: the site never states them.
+    assert cm.validate(intent(), DISCOVERED) == []
+    assert cm.validate(intent(**{"nodeport.service": "x"}), DISCOVERED) == [
+        "nodeport.service is not a setting of slime_cluster (nodeport); allowed: address, port, range"]
+
+
+@pytest.mark.parametrize("first, last, band", [
+    (30000, 32767, (30000, 30085)),   # Kubernetes' default range: 2768 / 32 = 86 ports
+    (30000, 30099, (30000, 30015)),   # at least 16
+    (20000, 65535, (20000, 20127)),   # at most 128
+    (30000, 30016, (30000, 30015)),   # 17 ports: a band of 16
+    (30000, 30015, None),             # 16 ports or fewer: no band
+])
+def test_static_band(first, last, band):
+    assert cm.static_band(first, last) == band
+
+
+def test_a_cluster_with_another_nodeport_range():
+    model = cm.normalize(valid_model(**{"nodeport.range": "20000-22767", "nodeport.port": 20017,
+                                        "srun_port_range": "30000-30100"}))
+    assert model["nodeport"] == {"address": "10.127.0.50", "port": 20017, "range": "20000-22767", "static_band": True}
+    assert model["conf_server"] == "10.127.0.50:20017"
+    assert cm.normalize(model) == model
+    assert cm.validate(valid_model(**{"nodeport.range": "20000-22767"})) == [
+        "nodeport.port=30017 is outside 20000-22767"]
+    assert cm.validate(valid_model(**{"nodeport.range": "20000-22767", "nodeport.port": 20017,
+                                      "srun_port_range": "22700-22800"})) == [
+        "srun_port_range=22700-22800 overlaps the Kubernetes NodePort range 20000-22767; hostPorts there collide "
+        "with Services"]
+    (error,) = cm.validate(valid_model(**{"nodeport.range": "30000"}))
+    assert error.startswith("nodeport.range: '30000' is not a port range") and "--service-node-port-range" in error
+
+
+def test_a_stated_nodeport_address_wins_over_the_discovered_node():
+    # a second network, or a VIP that follows the controller's node: what bare metal reaches it at
+    model = cm.normalize(intent(**{"nodeport.address": "10.9.0.5"}), DISCOVERED)
+    assert model["nodeport"]["address"] == "10.9.0.5" and model["conf_server"] == "10.9.0.5:30017"
+    assert [rule["to"] for rule in model["dnat"]] == ["10.9.0.5:30017", "10.9.0.5"]
+    assert DISCOVERED["nodeport"]["address"] == "192.168.10.2"  # the discovered facts are left as they are
+    assert cm.normalize(intent(), DISCOVERED)["nodeport"]["address"] == "192.168.10.2"
+    assert cm.normalize(intent(**{"nodeport.address": ""}), DISCOVERED)["nodeport"]["address"] == "192.168.10.2"
+    lazy = _NoDeepcopy((key, _NoDeepcopy(value) if isinstance(value, dict) else value) for key, value in DISCOVERED.items())
+    assert cm.normalize(intent(**{"nodeport.address": "10.9.0.5"}), lazy) == model

@@ -447,11 +447,10 @@ def test_partition_all_holds_pods_and_bare_metal():
 
 
 def test_values_follow_the_model():
-    values = _values({"a": None}, **{"srun_port_range": "61000-61009", "srun_concurrency": 1, "slurmd_port": 6828,
-                                     "name": "site"})
+    values = _values({"a": None}, **{"srun_port_range": "61000-61009", "srun_concurrency": 1, "name": "site"})
     assert values["clusterName"] == "site"
     assert values["controller"]["extraConfMap"]["SrunPortRange"] == "61000-61009"
-    assert [p["hostPort"] for p in values["nodesets"]["a"]["slurmd"]["ports"]] == [6828] + list(range(61000, 61010))
+    assert [p["hostPort"] for p in values["nodesets"]["a"]["slurmd"]["ports"]] == [6818] + list(range(61000, 61010))
     assert _values()["nodesets"] == {}
 
 
