@@ -363,7 +363,7 @@ def _model(intent, discovered):
         # Copies of the mappings only, never deep copies (Ansible's lazy templated values refuse them).
         discovered = dict(discovered)
         for key in SITE_WINS:
-            section, _, name = key.rpartition(".")
+            section, name = key.rpartition(".")[::2]
             stated = (intent.get(section) if section else intent) or {}
             if not isinstance(stated, dict) or stated.get(name) in (None, "", []):
                 continue
