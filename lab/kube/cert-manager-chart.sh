@@ -7,10 +7,9 @@
 # built by tests/k8s/k8s-test-bins.sh, with the Kubernetes ones.
 #
 # Why: charts.jetstack.io cannot be reached here; the Go module proxy can.
+# CERT_MANAGER_VERSION: tests/k8s/go-env.sh (the binaries' too).
 # Run as root; idempotent: nothing is done while the chart there has the version.
 set -euo pipefail
-
-CERT_MANAGER_VERSION=${CERT_MANAGER_VERSION:-v1.21.1}
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}

@@ -1,7 +1,12 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2154  # here and cache come from the script that sources this file
 # The Go side shared by the tier's build scripts (k8s-test-bins.sh, bmo-bin.sh,
-# scc-admission-bin.sh); sourced after they set `here`, `cache` and `die`.
+# scc-admission-bin.sh, lab/kube/cert-manager-chart.sh); sourced after they set `here`, `cache`
+# and `die`.
+
+# cert-manager: k8s-test-bins.sh builds its binaries, lab/kube/cert-manager-chart.sh prepares its
+# chart; both at this one version (the chart's images are tagged with it).
+CERT_MANAGER_VERSION=${CERT_MANAGER_VERSION:-v1.21.1}
 
 # go_env WHAT: the system Go when it is new enough, else the pinned toolchain under the cache
 # (installed now if missing; scripts/go_toolchain.py). Build and module caches live in our cache

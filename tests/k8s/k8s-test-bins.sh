@@ -48,7 +48,6 @@ set -euo pipefail
 SLINKY_VERSION=${SLINKY_VERSION:-1.2.1}
 KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
 COREDNS_VERSION=${COREDNS_VERSION:-v1.14.7}
-CERT_MANAGER_VERSION=${CERT_MANAGER_VERSION:-v1.21.1}
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
@@ -167,10 +166,11 @@ check_coredns_plugins() {
 # Every binary built for this operator and the pinned versions (so much is known without Go or
 # a source tree).
 all_cached() {
-  local b stamp
+  local b stamp pinned
+  pinned=$(tail_stamp)
   for b in "${BINARIES[@]}"; do
     stamp=$(cat "$bin/$b.version" 2>/dev/null) || return 1
-    [ -x "$bin/$b" ] && [[ $stamp == "slurm-operator=v$SLINKY_VERSION "*" $(tail_stamp)" ]] || return 1
+    [ -x "$bin/$b" ] && [[ $stamp == "slurm-operator=v$SLINKY_VERSION "*" $pinned" ]] || return 1
   done
 }
 
