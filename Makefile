@@ -10,6 +10,13 @@ export K8S_AUTH_KUBECONFIG := $(CACHE)/k8s/kubeconfig
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PY_COLORS := 0
+# Python keeps the bytecode of what it imports (in the venv under ~/.cache; this checkout's
+# __pycache__ is ignored by git and galaxy.yml's build_ignore). Where the environment sets
+# PYTHONDONTWRITEBYTECODE (this workplace's shell does), every ansible-playbook, local module
+# and molecule process compiles jinja2, kubernetes, ... from source again: measured 1.0 CPU-s
+# instead of 0.4 for the imports of one kubernetes.core module run, of which make test runs
+# about 1,400 (benchmarks/test.sh).
+unexport PYTHONDONTWRITEBYTECODE
 # Upstream charts, CRDs and sources the test tiers fall back to where registries refuse them
 # (never part of the repository): beside the checkout, or this workplace's shared copy.
 SLIME_VENDOR_DIR ?= $(firstword $(wildcard $(CURDIR)/../shared/vendor /work/shared/vendor))
