@@ -90,13 +90,21 @@ bin_tag() {
   echo "$v"
 }
 
-# ref NAME: the image reference (fails when it cannot be known yet).
+# ref NAME: the image reference (fails when it cannot be known yet). The images the slinky role
+# installs are named as a mirror of upstream's keeps them, each at its upstream path under the lab's
+# registry ($prefix: the lab inventory's image_registry, docs/slinky.md): Slinky's under
+# slinkyproject/, cert-manager's under jetstack/, the logfile sidecar where the chart's alpine
+# is (library/alpine, tag forky: a Debian image, not alpine). The Slurm images keep their own tag
+# (26.05-forky), which the inventory sets; the operator's and cert-manager's carry their charts'
+# appVersion. CoreDNS and pause are the lab's own (lab/kube/manifests, node/containerd.toml).
 ref() {
   local tag
   case $1 in
-    slurmctld|slurmd|slurmrestd|login) echo "$prefix/$1:$slurm_tag" ;;
-    logfile) echo "$prefix/logfile:forky" ;;
+    slurmctld|slurmd|slurmrestd|login) echo "$prefix/slinkyproject/$1:$slurm_tag" ;;
+    logfile) echo "$prefix/library/alpine:forky" ;;
     pause) tag=$(pause_tag) || return 1; echo "$prefix/pause:$tag" ;;
+    slurm-operator*) tag=$(bin_tag "$1") || return 1; echo "$prefix/slinkyproject/$1:$tag" ;;
+    cert-manager-*) tag=$(bin_tag "$1") || return 1; echo "$prefix/jetstack/$1:$tag" ;;
     *) tag=$(bin_tag "$1") || return 1; echo "$prefix/$1:$tag" ;;
   esac
 }
@@ -150,7 +158,7 @@ build() {
   log "built $ref in $((SECONDS - t0)) s"
 }
 
-# save_all: $archives/all.tar of every image, unless it holds their current ids; nothing while
+# save_all: $archives/all.tar of every image, unless it holds their current names and ids; nothing while
 # one of them is not built yet.
 save_all() {
   local n r refs=() ids tar=$archives/all.tar
@@ -158,7 +166,8 @@ save_all() {
     if ! r=$(ref "$n") || ! podman image exists "$r"; then log "not saved: $n not built yet"; return 0; fi
     refs+=("$r")
   done
-  ids=$(podman image inspect -f '{{.Id}}' "${refs[@]}" | sha256sum | cut -c1-16)
+  # the names count too: the archive carries them (a renamed image has the same id)
+  ids=$({ printf '%s\n' "${refs[@]}"; podman image inspect -f '{{.Id}}' "${refs[@]}"; } | sha256sum | cut -c1-16)
   if [ -s "$tar" ] && [ "$(cat "$tar.id" 2>/dev/null)" = "$ids" ]; then return 0; fi
   rm -f "$tar.id"
   podman save -m -q --format docker-archive -o "$tar.tmp" "${refs[@]}" >/dev/null 2>&1 \

@@ -17,6 +17,10 @@ def _chart_values(intent, nodesets=None, loginsets=None, service_accounts=None, 
                                nodeaddr_sync)
 
 
+def _chart_images(intent, chart):
+    return slinky.image_values(chart, model_or_fail(cluster_model.normalize_intent, intent)["image_registry"])
+
+
 def _loginset_errors(intent, loginsets):
     """Problems of the LoginSets; [] while the intent itself is invalid (cluster_intent_errors says why)."""
     try:
@@ -30,6 +34,7 @@ class FilterModule(object):
 
     def filters(self):
         return {
+            "chart_images": _chart_images,
             "chart_values": _chart_values,
             "config_drift": slinky.config_drift,
             "config_map_name": slinky.config_map_name,

@@ -44,6 +44,7 @@ DEFAULTS = {
     "slurmd_port": 6818,
     "max_node_count": 64,
     "srun_concurrency": 4,
+    "image_registry": "",
 }
 
 # The settings of every bare-metal worker (section "worker"), whichever path makes it: the SSH
@@ -70,6 +71,10 @@ _FEATURE_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 _USER_RE = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
 _PACKAGE_RE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
 _VERSION_RE = re.compile(r"^[0-9][A-Za-z0-9.+~:*-]*$")
+# A registry, optionally with a path under it, as an image reference starts (no scheme, tag or digest):
+# distribution's reference grammar (domain[:port]/path), lower case.
+_REGISTRY_RE = re.compile(r"^(?=.{1,255}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:[0-9]{1,5})?"
+                          r"(/[a-z0-9]+([._-][a-z0-9]+)*)*$")
 _BOOLS = {True: True, False: False, "true": True, "false": False, "yes": True, "no": False}
 
 
@@ -307,7 +312,7 @@ SITE_WINS = ("pod_routes", "nodeport.address")
 # refused with these. DERIVED: what the model adds, accepted back so that a model is its own input.
 SETTINGS = {
     "": ("name", "network_mode", "controller", "nodeport", "slurmd_port", "srun_port_range", "max_node_count",
-         "srun_concurrency", "pod_routes", "slurm_version", "worker"),
+         "srun_concurrency", "pod_routes", "slurm_version", "worker", "image_registry"),
     "controller": ("host", "aliases", "address", "port", "backups"),
     "nodeport": ("address", "port", "range"),
 }
@@ -496,6 +501,11 @@ def _build(raw, require_discovered=True):
         except ValueError as exc:
             errors.append("slurm_version: %s" % exc)
 
+    registry = m.get("image_registry") or ""
+    if registry and not (isinstance(registry, str) and _REGISTRY_RE.match(registry)):
+        errors.append("image_registry=%r is not a registry (HOST[:PORT][/PATH], lower case, no scheme, tag or digest; "
+                      "e.g. mirror.example.org:5000/hpc)" % (registry,))
+
     if errors:
         return None, errors
 
@@ -516,6 +526,7 @@ def _build(raw, require_discovered=True):
         "routes": routes if mode == "routed" else [],
         "pod_cidrs": [route["cidr"] for route in routes],
         "worker": worker,
+        "image_registry": registry,
     }
     # Each rule's comment spells out the whole rule, so a rule the model no longer
     # produces (say, after a NodePort change) is recognised as stale and replaced.

@@ -355,6 +355,64 @@ done
 """.replace("AWK", NODEADDR_DRIFT_AWK)
 
 
+# Every image the slinky role installs, by chart: where the chart's values name it, and the
+# repository the chart gives it by default. slurm and slurm-operator: Slinky's charts 1.2.1
+# (helm/slurm/values.yaml, helm/slurm-operator/values.yaml; the operator's images take the
+# chart's appVersion as tag); cert-manager: jetstack's chart (deploy/charts/cert-manager/values.yaml,
+# v1.21.1; a full `repository` wins over its imageRegistry/imageNamespace, and older releases
+# name the same repositories). tests/unit compare these with the charts.
+CHART_IMAGES = {
+    "slurm": {
+        "controller.slurmctld.image": "ghcr.io/slinkyproject/slurmctld",
+        "controller.reconfigure.image": "ghcr.io/slinkyproject/slurmctld",
+        "controller.logfile.image": "docker.io/library/alpine",
+        "restapi.slurmrestd.image": "ghcr.io/slinkyproject/slurmrestd",
+        "accounting.slurmdbd.image": "ghcr.io/slinkyproject/slurmdbd",
+        "loginsetDefaults.login.image": "ghcr.io/slinkyproject/login",
+        "loginsetDefaults.initconf.image": "docker.io/library/alpine",
+        "nodesetDefaults.slurmd.image": "ghcr.io/slinkyproject/slurmd",
+        "nodesetDefaults.logfile.image": "docker.io/library/alpine",
+    },
+    "slurm-operator": {
+        "operator.image": "ghcr.io/slinkyproject/slurm-operator",
+        "webhook.image": "ghcr.io/slinkyproject/slurm-operator-webhook",
+    },
+    "cert-manager": {
+        "image": "quay.io/jetstack/cert-manager-controller",
+        "webhook.image": "quay.io/jetstack/cert-manager-webhook",
+        "cainjector.image": "quay.io/jetstack/cert-manager-cainjector",
+        "acmesolver.image": "quay.io/jetstack/cert-manager-acmesolver",
+        "startupapicheck.image": "quay.io/jetstack/cert-manager-startupapicheck",
+    },
+}
+
+
+def mirrored(repository, registry):
+    """An image repository as a mirror that keeps each image's path names it:
+    ghcr.io/slinkyproject/slurmd in mirror.example.org/hpc is mirror.example.org/hpc/slinkyproject/slurmd
+    (the first part of a name is its registry when it has a '.' or ':' or is localhost; a name
+    without one is Docker Hub's: alpine is library/alpine)."""
+    first, rest = (repository.split("/", 1) + [""])[:2]
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        path = rest
+    else:
+        path = repository if rest else "library/" + repository
+    return "%s/%s" % (registry.rstrip("/"), path)
+
+
+def image_values(chart, registry):
+    """Values of `chart` (a key of CHART_IMAGES) that name each of its images in registry
+    ({} without one): repositories only, so the chart's tags stay, and values a site states
+    (merged over these) win."""
+    values = {}
+    for path, repository in (CHART_IMAGES[chart].items() if registry else ()):
+        node = values
+        for key in path.split("."):
+            node = node.setdefault(key, {})
+        node["repository"] = mirrored(repository, registry)
+    return values
+
+
 def image_ref(image):
     """An image as the chart states it (a string, or repository/tag/digest) as a reference, as the
     chart's own slurm.format-image does (helm/slurm/templates/_helpers.tpl, 1.2.1)."""
@@ -370,7 +428,8 @@ def nodeaddr_sync_container(image=None, interval=NODEADDR_SYNC_INTERVAL):
     """The sidecar beside slurmctld that keeps pod workers' NodeAddr at their Extra's address."""
     return {
         "name": NODEADDR_CONTAINER,
-        "image": image_ref(image or CHART_SLURMCTLD_IMAGE),
+        # A repository without a tag (an image_registry rewrite) keeps the chart's tag.
+        "image": image_ref(image if isinstance(image, str) else dict(CHART_SLURMCTLD_IMAGE, **(image or {}))),
         # A native sidecar (Kubernetes 1.29+), as Slinky's reconfigure container.
         "restartPolicy": "Always",
         "command": ["tini", "-g", "--", "bash", "-c", NODEADDR_SYNC_SCRIPT],

@@ -625,8 +625,8 @@ def test_bad_backups_are_named(backups, error):
 def test_unknown_keys_are_refused_with_the_settings_allowed_there():
     errors = cm.validate(valid_model(**{"netwrok_mode": "routed", "controller.hots": "x", "nodeport.adress": "10.0.0.1"}))
     assert errors == [
-        "netwrok_mode is not a setting of slime_cluster; allowed: controller, max_node_count, name, network_mode, "
-        "nodeport, pod_routes, slurm_version, slurmd_port, srun_concurrency, srun_port_range, worker",
+        "netwrok_mode is not a setting of slime_cluster; allowed: controller, image_registry, max_node_count, name, "
+        "network_mode, nodeport, pod_routes, slurm_version, slurmd_port, srun_concurrency, srun_port_range, worker",
         "controller.hots is not a setting of slime_cluster (controller); allowed: address, aliases, backups, host, port",
         "nodeport.adress is not a setting of slime_cluster (nodeport); allowed: address, port, range",
     ]
@@ -634,6 +634,20 @@ def test_unknown_keys_are_refused_with_the_settings_allowed_there():
     errors = cm.intent_errors(intent(**{"netwrok_mode": "routed", "nodeport.port": 80}))
     assert errors[0].startswith("netwrok_mode is not a setting of slime_cluster")
     assert errors[1:] == ["nodeport.port=80 is outside 30000-32767"]
+
+
+@pytest.mark.parametrize("registry", ["mirror.example.org", "mirror.example.org:5000/hpc/slinky", "localhost/slime-kube",
+                                      "10.0.0.5:5000", "registry"])
+def test_an_image_registry_is_kept(registry):
+    assert cm.normalize(intent(image_registry=registry), DISCOVERED)["image_registry"] == registry
+
+
+@pytest.mark.parametrize("registry", ["https://mirror.example.org", "Mirror.example.org", "mirror.example.org/slurmd:26.05",
+                                      "mirror.example.org/", "mirror example", 5000])
+def test_a_bad_image_registry_is_named_with_what_is_allowed(registry):
+    assert cm.validate(intent(image_registry=registry), DISCOVERED) == [
+        "image_registry=%r is not a registry (HOST[:PORT][/PATH], lower case, no scheme, tag or digest; "
+        "e.g. mirror.example.org:5000/hpc)" % (registry,)]
 
 
 def test_what_discovery_adds_is_no_stated_setting():

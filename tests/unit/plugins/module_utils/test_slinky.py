@@ -420,13 +420,30 @@ def test_ports_go_where_the_operator_merges_them_never_to_pod_spec_containers():
     assert "containers" not in ctl["podSpec"] and "containers" not in nodeset["podSpec"]
 
 
-def test_a_nodesets_own_slurmd_settings_survive_the_ports_of_nat_mode():
+@pytest.mark.parametrize("mode, extra, host_network, first_port", [
+    ("nat", {}, False, 6818),
+    ("nat", {}, True, 60001),  # a NodeSet on its node's network in nat
+    ("hostnetwork", {}, None, 60001),
+    ("routed", {"pod_routes": ROUTES}, None, None),
+])
+def test_a_sites_own_settings_survive_what_each_mode_adds(mode, extra, host_network, first_port):
+    """A site's image, resources and pod settings of a NodeSet, the controller and a LoginSet are
+    merged with what the mode adds (ports, hostNetwork, the sidecar's hook), never replaced."""
     image = {"repository": "mirror.example.org/slinkyproject/slurmd", "tag": "26.05-ubuntu26.04"}
-    own = {"image": image, "resources": {"limits": {"cpu": 4}}}
-    values = _values({"gpu": {"slurmd": dict(own)}})
+    own = {"image": image, "resources": {"limits": {"cpu": 4}}, "env": [{"name": "A", "value": "1"}]}
+    nodeset = {"slurmd": copy.deepcopy(own), "podSpec": {"nodeSelector": {"gpu": "yes"}}}
+    if host_network is not None:
+        nodeset["host_network"] = host_network
+    login = {"login": {"image": "mirror.example.org/slinkyproject/login:26.05", "resources": {"limits": {"cpu": 1}}}}
+    values = _values({"gpu": nodeset}, {"login": copy.deepcopy(login)} if mode == "routed" else None,
+                     nodeaddr_sync=SYNC, network_mode=mode, **extra)
     slurmd = values["nodesets"]["gpu"]["slurmd"]
     assert slurmd["image"] == image and slurmd["resources"] == own["resources"]
-    assert [p["hostPort"] for p in slurmd["ports"]][:1] == [6818]
+    assert slurmd["env"][0] == own["env"][0]
+    assert values["nodesets"]["gpu"]["podSpec"]["nodeSelector"] == {"gpu": "yes"}
+    assert [p["hostPort"] for p in slurmd.get("ports", [])][:1] == ([first_port] if first_port else [])
+    if mode == "routed":
+        assert values["loginsets"]["login"]["login"] == login["login"]
 
 
 def test_every_pod_runs_as_its_own_service_account_made_by_the_chart():
@@ -692,3 +709,76 @@ def test_rollout_pending():
     rolling = dict(sts, status=dict(sts["status"], updateRevision="b", readyReplicas=0))
     assert slinky.rollout_pending(rolling) == ["revision b rolling out (pods at a)", "readyReplicas 0 of 1"]
     assert slinky.rollout_pending(dict(sts, metadata={"generation": 4}))[0] == "generation 4 not observed yet (3)"
+
+
+def _walk_images(values, top, path=""):
+    """{path of each image dict: its repository} of a chart's values.yaml; top: the chart's values
+    (cert-manager renders a repository left empty as imageRegistry/imageNamespace/name)."""
+    found = {}
+    for key, value in (values or {}).items() if isinstance(values, dict) else ():
+        here = path + key
+        if key == "image" and isinstance(value, dict):
+            found[here] = value.get("repository") or "%s/%s/%s" % (top["imageRegistry"], top["imageNamespace"], value["name"])
+        else:
+            found.update(_walk_images(value, top, here + "."))
+    return found
+
+
+def _chart_file(*parts):
+    if parts[0] == "cache":
+        base = os.environ.get("SLIME_CACHE") or os.path.expanduser("~/.cache/slime-hybrid")
+    else:
+        base = os.environ.get("SLIME_VENDOR_DIR") or os.path.join(os.path.dirname(__file__), *[".."] * 6, "shared", "vendor")
+    return os.path.join(base, *parts[1:])
+
+
+@pytest.mark.parametrize("chart, values_file", [
+    ("slurm", ("vendor", "slinky-1.2.1", "helm", "slurm", "values.yaml")),
+    ("slurm-operator", ("vendor", "slinky-1.2.1", "helm", "slurm-operator", "values.yaml")),
+    # cert-manager's chart from its Go module (lab/kube/cert-manager-chart.sh puts it there)
+    ("cert-manager", ("cache", "k8s", "charts", "cert-manager-v1.21.1", "values.yaml")),
+])
+def test_chart_images_are_every_image_of_the_chart(chart, values_file):
+    """CHART_IMAGES against the charts: every image their values name, at the same path, with the
+    repository the chart renders by default (cert-manager: imageRegistry/imageNamespace/name)."""
+    path = _chart_file(*values_file)
+    if not os.path.exists(path):
+        pytest.skip("%s is not here" % path)
+    with open(path) as f:
+        values = yaml.safe_load(f)
+    assert _walk_images(values, values) == slinky.CHART_IMAGES[chart]
+
+
+@pytest.mark.parametrize("repository, registry, mirrored", [
+    ("ghcr.io/slinkyproject/slurmd", "mirror.example.org", "mirror.example.org/slinkyproject/slurmd"),
+    ("ghcr.io/slinkyproject/slurmd", "mirror.example.org:5000/hpc/", "mirror.example.org:5000/hpc/slinkyproject/slurmd"),
+    ("docker.io/library/alpine", "r.example.org", "r.example.org/library/alpine"),
+    ("alpine", "r.example.org", "r.example.org/library/alpine"),
+    ("bitnami/mariadb", "r.example.org", "r.example.org/bitnami/mariadb"),
+    ("localhost/slime/slurmd", "r.example.org", "r.example.org/slime/slurmd"),
+    ("registry:5000/slurmd", "r.example.org", "r.example.org/slurmd"),
+])
+def test_mirrored_keeps_the_path_under_the_registry(repository, registry, mirrored):
+    assert slinky.mirrored(repository, registry) == mirrored
+
+
+def test_image_values_name_every_image_in_the_registry_and_nothing_without_one():
+    assert slinky.image_values("slurm", "") == {}
+    values = slinky.image_values("slurm", "mirror.example.org/hpc")
+    assert values["controller"]["slurmctld"]["image"] == {"repository": "mirror.example.org/hpc/slinkyproject/slurmctld"}
+    assert values["nodesetDefaults"]["logfile"]["image"] == {"repository": "mirror.example.org/hpc/library/alpine"}
+    assert sorted(values) == ["accounting", "controller", "loginsetDefaults", "nodesetDefaults", "restapi"]
+    cert_manager = slinky.image_values("cert-manager", "mirror.example.org/hpc")
+    assert cert_manager["image"]["repository"] == "mirror.example.org/hpc/jetstack/cert-manager-controller"
+    assert cert_manager["webhook"]["image"]["repository"] == "mirror.example.org/hpc/jetstack/cert-manager-webhook"
+
+
+@pytest.mark.parametrize("image, ref", [
+    (None, "ghcr.io/slinkyproject/slurmctld:26.05-ubuntu26.04"),
+    # a registry rewrite names the repository only: the chart's tag stays
+    ({"repository": "mirror.example.org/slinkyproject/slurmctld"}, "mirror.example.org/slinkyproject/slurmctld:26.05-ubuntu26.04"),
+    ({"repository": "mirror.example.org/slinkyproject/slurmctld", "tag": "26.05-site"}, "mirror.example.org/slinkyproject/slurmctld:26.05-site"),
+    ("r/slurmctld:26.05", "r/slurmctld:26.05"),
+])
+def test_the_sidecar_image_completes_a_partial_image_with_the_charts(image, ref):
+    assert slinky.nodeaddr_sync_container(image)["image"] == ref
