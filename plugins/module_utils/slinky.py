@@ -301,9 +301,41 @@ NODEADDR_CONTAINER = "slime-nodeaddr"
 # Seconds between two reads of the node table when nodeaddr_sync names none (the role's default too).
 NODEADDR_SYNC_INTERVAL = 2
 NODEADDR_HOST_IP_ENV = "SLIME_HOST_IP"
+
+# Every image the slinky role installs, by chart: where the chart's values name it, and the
+# repository the chart gives it by default. slurm and slurm-operator: Slinky's charts 1.2.1
+# (helm/slurm/values.yaml, helm/slurm-operator/values.yaml; the operator's images take the
+# chart's appVersion as tag); cert-manager: jetstack's chart (deploy/charts/cert-manager/values.yaml,
+# v1.21.1; a full `repository` wins over its imageRegistry/imageNamespace, and older releases
+# name the same repositories). tests/unit compare these with the charts.
+CHART_IMAGES = {
+    "slurm": {
+        "controller.slurmctld.image": "ghcr.io/slinkyproject/slurmctld",
+        "controller.reconfigure.image": "ghcr.io/slinkyproject/slurmctld",
+        "controller.logfile.image": "docker.io/library/alpine",
+        "restapi.slurmrestd.image": "ghcr.io/slinkyproject/slurmrestd",
+        "accounting.slurmdbd.image": "ghcr.io/slinkyproject/slurmdbd",
+        "loginsetDefaults.login.image": "ghcr.io/slinkyproject/login",
+        "loginsetDefaults.initconf.image": "docker.io/library/alpine",
+        "nodesetDefaults.slurmd.image": "ghcr.io/slinkyproject/slurmd",
+        "nodesetDefaults.logfile.image": "docker.io/library/alpine",
+    },
+    "slurm-operator": {
+        "operator.image": "ghcr.io/slinkyproject/slurm-operator",
+        "webhook.image": "ghcr.io/slinkyproject/slurm-operator-webhook",
+    },
+    "cert-manager": {
+        "image": "quay.io/jetstack/cert-manager-controller",
+        "webhook.image": "quay.io/jetstack/cert-manager-webhook",
+        "cainjector.image": "quay.io/jetstack/cert-manager-cainjector",
+        "acmesolver.image": "quay.io/jetstack/cert-manager-acmesolver",
+        "startupapicheck.image": "quay.io/jetstack/cert-manager-startupapicheck",
+    },
+}
+
 # The chart's own default, used when the values name no slurmctld image (slurm chart 1.2.1,
 # helm/slurm/values.yaml, controller.slurmctld.image; tests/unit compare it with the chart).
-CHART_SLURMCTLD_IMAGE = {"repository": "ghcr.io/slinkyproject/slurmctld", "tag": "26.05-ubuntu26.04"}
+CHART_SLURMCTLD_IMAGE = {"repository": CHART_IMAGES["slurm"]["controller.slurmctld.image"], "tag": "26.05-ubuntu26.04"}
 
 # postStart of a NodeSet pod's slurmd container: until the node exists in slurmctld (slurmd has
 # registered), retried for three minutes, never failing the container.
@@ -353,38 +385,6 @@ while :; do
   sleep "$interval" & wait $!
 done
 """.replace("AWK", NODEADDR_DRIFT_AWK)
-
-
-# Every image the slinky role installs, by chart: where the chart's values name it, and the
-# repository the chart gives it by default. slurm and slurm-operator: Slinky's charts 1.2.1
-# (helm/slurm/values.yaml, helm/slurm-operator/values.yaml; the operator's images take the
-# chart's appVersion as tag); cert-manager: jetstack's chart (deploy/charts/cert-manager/values.yaml,
-# v1.21.1; a full `repository` wins over its imageRegistry/imageNamespace, and older releases
-# name the same repositories). tests/unit compare these with the charts.
-CHART_IMAGES = {
-    "slurm": {
-        "controller.slurmctld.image": "ghcr.io/slinkyproject/slurmctld",
-        "controller.reconfigure.image": "ghcr.io/slinkyproject/slurmctld",
-        "controller.logfile.image": "docker.io/library/alpine",
-        "restapi.slurmrestd.image": "ghcr.io/slinkyproject/slurmrestd",
-        "accounting.slurmdbd.image": "ghcr.io/slinkyproject/slurmdbd",
-        "loginsetDefaults.login.image": "ghcr.io/slinkyproject/login",
-        "loginsetDefaults.initconf.image": "docker.io/library/alpine",
-        "nodesetDefaults.slurmd.image": "ghcr.io/slinkyproject/slurmd",
-        "nodesetDefaults.logfile.image": "docker.io/library/alpine",
-    },
-    "slurm-operator": {
-        "operator.image": "ghcr.io/slinkyproject/slurm-operator",
-        "webhook.image": "ghcr.io/slinkyproject/slurm-operator-webhook",
-    },
-    "cert-manager": {
-        "image": "quay.io/jetstack/cert-manager-controller",
-        "webhook.image": "quay.io/jetstack/cert-manager-webhook",
-        "cainjector.image": "quay.io/jetstack/cert-manager-cainjector",
-        "acmesolver.image": "quay.io/jetstack/cert-manager-acmesolver",
-        "startupapicheck.image": "quay.io/jetstack/cert-manager-startupapicheck",
-    },
-}
 
 
 def mirrored(repository, registry):

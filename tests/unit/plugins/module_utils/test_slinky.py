@@ -583,6 +583,15 @@ def test_no_sidecar_where_nodeaddr_needs_no_fix_or_none_is_asked():
         assert "lifecycle" not in (values["nodesets"]["slinky"].get("slurmd") or {})
 
 
+def _chart_file(*parts):
+    """A chart file: under SLIME_CACHE ("cache", ...) or the vendored upstream copies ("vendor", ...)."""
+    if parts[0] == "cache":
+        base = os.environ.get("SLIME_CACHE") or os.path.expanduser("~/.cache/slime-hybrid")
+    else:
+        base = os.environ.get("SLIME_VENDOR_DIR") or os.path.join(os.path.dirname(__file__), *[".."] * 6, "shared", "vendor")
+    return os.path.join(base, *parts[1:])
+
+
 @pytest.mark.parametrize("image, ref", [
     ("r.example.org/slurmctld:26.05", "r.example.org/slurmctld:26.05"),
     ({"repository": "r/slurmctld", "tag": "26.05"}, "r/slurmctld:26.05"),
@@ -595,8 +604,7 @@ def test_image_ref_as_the_chart_formats_it(image, ref):
 
 def test_the_default_sidecar_image_is_the_charts_slurmctld_image():
     """CHART_SLURMCTLD_IMAGE against the chart it stands for (helm/slurm/values.yaml, 1.2.1)."""
-    vendor = os.environ.get("SLIME_VENDOR_DIR") or os.path.join(os.path.dirname(__file__), *[".."] * 6, "shared", "vendor")
-    values_file = os.path.join(vendor, "slinky-1.2.1", "helm", "slurm", "values.yaml")
+    values_file = _chart_file("vendor", "slinky-1.2.1", "helm", "slurm", "values.yaml")
     if not os.path.exists(values_file):
         pytest.skip("the slurm chart 1.2.1 is not here (SLIME_VENDOR_DIR)")
     with open(values_file) as f:
@@ -722,14 +730,6 @@ def _walk_images(values, top, path=""):
         else:
             found.update(_walk_images(value, top, here + "."))
     return found
-
-
-def _chart_file(*parts):
-    if parts[0] == "cache":
-        base = os.environ.get("SLIME_CACHE") or os.path.expanduser("~/.cache/slime-hybrid")
-    else:
-        base = os.environ.get("SLIME_VENDOR_DIR") or os.path.join(os.path.dirname(__file__), *[".."] * 6, "shared", "vendor")
-    return os.path.join(base, *parts[1:])
 
 
 @pytest.mark.parametrize("chart, values_file", [
