@@ -22,7 +22,7 @@ unexport PYTHONDONTWRITEBYTECODE
 SLIME_VENDOR_DIR ?= $(firstword $(wildcard $(CURDIR)/../shared/vendor /work/shared/vendor))
 export SLIME_VENDOR_DIR
 
-.PHONY: deps deps-system ee-image collection demo kube-up kube-down test builds static unit k8s kube kube-modes integration sanity lint docs-check ee-check galaxy-check bench bench-kube bench-demo bench-test build
+.PHONY: deps deps-system ee-image collection demo kube-up kube-down test builds static unit k8s kube kube-modes kube-faults integration sanity lint docs-check ee-check galaxy-check bench bench-kube bench-demo bench-test build
 
 deps:
 	./scripts/install-deps.sh
@@ -127,8 +127,9 @@ k8s: collection
 # operator and the slurm chart with Slinky's containers rebuilt here, joins the bare-metal hosts,
 # and one srun spans pods and metal. ee and kube share one cluster (network_mode nat), as a site
 # keeps one: ee converges it from nothing with the execution environment image and runs site.yml
-# again (idempotence), kube then proves the mission, faults and scaling on it (its verify alone:
-# its own converge and idempotence would be site.yml's third and fourth run on the same cluster).
+# again (idempotence), kube then proves the mission on it (its verify alone: its own converge and
+# idempotence would be site.yml's third and fourth run on the same cluster); the faults and
+# scaling run in the same mode on a cluster of their own (kube-faults).
 # Each scenario alone (molecule test -s NAME) makes, converges and removes its own cluster.
 # `--destroy never` skips the scenario's first destroy too, so the state molecule keeps of the last
 # run ("created") is reset here, or ee would skip creating the cluster down.sh just removed.
@@ -148,6 +149,12 @@ kube: collection
 kube-modes: collection
 	SLIME_LAB_SLOT=2 molecule test -s kube-routed
 	SLIME_LAB_SLOT=2 molecule test -s kube-openshift
+
+# The faults catalogue (docs/faults.md) and the bare-metal lifecycle (cloud-init, scale-in while a
+# job runs, scale-out, autoscaling) in network mode nat, on a cluster of its own in the third lab
+# (SLIME_LAB_SLOT=3), so that make test runs them beside the kube tier's mission.
+kube-faults: collection
+	SLIME_LAB_SLOT=3 molecule test -s kube-faults
 
 # Against real services on this machine: BMC preflight (sushy-tools Redfish, IPMI) and
 # Ironic enrollment (Ironic 35.0.0 from PyPI, standalone); the Metal3 lab role's checks and rendering (lab/metal3-dev-env).

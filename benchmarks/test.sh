@@ -14,6 +14,7 @@ samples=$(dirname "$cache")/bench-test.cpu
 kind=warm
 ./lab/kube/down.sh >/dev/null 2>&1 || true
 SLIME_LAB_SLOT=2 ./lab/kube/down.sh >/dev/null 2>&1 || true
+SLIME_LAB_SLOT=3 ./lab/kube/down.sh >/dev/null 2>&1 || true
 if [ "${BENCH_COLD:-0}" = 1 ]; then
   kind=cold
   podman rm -af >/dev/null 2>&1 || true
@@ -21,6 +22,7 @@ if [ "${BENCH_COLD:-0}" = 1 ]; then
   chmod -R u+w "$cache" 2>/dev/null || true
   rm -rf "$cache"
 fi
+mkdir -p "$(dirname "$cache")"   # a fresh machine has no ~/.cache yet
 
 # busy and steal percent of the CPUs every 10 s, one line each
 sample() {

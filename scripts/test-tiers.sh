@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Run every test tier (make deps, builds, static, unit, k8s, kube, kube-modes, integration), each
-# to its end even when an earlier one failed, and close with one line per tier: passed, failed
-# (with the first error line it printed) or skipped because SKIP_TIERS named it. A tier that
-# cannot run (e.g. no Go toolchain, an unreachable module proxy) fails; it is never skipped unasked.
+# Run every test tier (make deps, builds, static, unit, k8s, kube, kube-modes, kube-faults,
+# integration), each to its end even when an earlier one failed, and close with one line per
+# tier: passed, failed (with the first error line it printed) or skipped because SKIP_TIERS named
+# it. A tier that cannot run (e.g. no Go toolchain, an unreachable module proxy) fails; it is
+# never skipped unasked.
 #
 #   SKIP_TIERS="k8s integration" make test
 #
@@ -10,22 +11,23 @@
 # under ~/.cache; CPU-bound on a first run; its cluster part needs only the system packages of
 # make deps-system), with the venv (the deps tier: make deps, mostly downloads) and then unit
 # beside it; then the labs side by side: the Metal3 tier's control plane, Ironic and Redfish
-# emulator on this machine's loopback (k8s, then integration, which uses the same services, then
-# static), the real-Kubernetes lab in its node
-# containers on 10.127.0.0/24 (kube) and the second real-Kubernetes lab on 10.127.2.0/24
-# (kube-modes, SLIME_LAB_SLOT=2). The kube lane is the longest, so nothing else keeps it waiting
-# on a first run: what only another lane needs (Metal3's baremetal-operator) is built in that
-# lane, where the labs leave the CPUs time, and static, which only computes, runs at the end of
-# the lane that ends first. Within a lane, one tier after another. The lanes share no
-# files, ports or networks, and no test holds a timing limit that a busy CPU would break.
-# SERIAL_TIERS=1 runs every tier in one lane, in the order above. The output of the tiers that
-# ran beside the foreground one is printed at the end (all of it is in test-logs/).
+# emulator on this machine's loopback (k8s, then integration, which uses the same services), the
+# real-Kubernetes lab in its node containers on 10.127.0.0/24 (kube), the second on
+# 10.127.2.0/24 (kube-modes, SLIME_LAB_SLOT=2) and the third on 10.127.3.0/24 (kube-faults,
+# SLIME_LAB_SLOT=3). The lab lanes wait mostly on their clusters and jobs, not on the CPUs: four
+# side by side end sooner than three that each wait longer. What only one lane needs (Metal3's
+# baremetal-operator) is built in that lane, where the labs leave the CPUs time, and static,
+# which only computes, runs at the end of whichever lane ends first. Within a lane, one tier
+# after another. The lanes share no files, ports or networks, and no test holds a timing limit
+# that a busy CPU would break. SERIAL_TIERS=1 runs every tier in one lane, in the order above.
+# The output of the tiers that ran beside the foreground one is printed at the end (all of it is
+# in test-logs/).
 #
 # Exit status: 0 when no tier failed.
 set -uo pipefail
 
-TIERS=(deps builds static unit k8s kube kube-modes integration)
-LAB_TIERS=" k8s kube kube-modes "   # need the builds
+TIERS=(deps builds static unit k8s kube kube-modes kube-faults integration)
+LAB_TIERS=" k8s kube kube-modes kube-faults "   # need the builds
 skip=" ${SKIP_TIERS:-} "
 logs=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/test-logs
 mkdir -p "$logs"
@@ -77,18 +79,24 @@ run_tier() {
   [ -z "${2:-}" ] || echo "=== tier $tier (beside) ended: $(cat "$logs/$tier.result")"
 }
 
+# static only computes: it runs at the end of whichever lab lane ends first (mkdir is atomic).
+static_if_first() { mkdir "$logs/static.claimed" 2>/dev/null && run_tier static beside; }
+
 for tier in "${TIERS[@]}"; do rm -f "$logs/$tier.result" "$logs/$tier.log"; done
+rm -rf "$logs/static.claimed"
 beside=()
 if [ "${SERIAL_TIERS:-0}" = 1 ]; then
   for tier in "${TIERS[@]}"; do run_tier "$tier"; done
 else
   ( run_tier deps beside; run_tier unit beside ) & pids=($!)
   run_tier builds
-  ( run_tier k8s beside; run_tier integration beside; run_tier static beside ) & pids+=($!)
-  run_tier kube-modes beside & pids+=($!)
+  ( run_tier k8s beside; run_tier integration beside; static_if_first ) & pids+=($!)
+  ( run_tier kube-modes beside; static_if_first ) & pids+=($!)
+  ( run_tier kube-faults beside; static_if_first ) & pids+=($!)
   run_tier kube
+  static_if_first
   wait "${pids[@]}"
-  beside=(deps unit k8s integration static kube-modes)
+  beside=(deps unit k8s integration static kube-modes kube-faults)
 fi
 for tier in "${beside[@]}"; do
   [ -s "$logs/$tier.log" ] || continue

@@ -98,7 +98,7 @@ fi
 
 log "building baremetal-operator v$BMO_VERSION in $tree"
 start=$(date +%s)
-(cd "$tree" && GOFLAGS="-buildvcs=false" go build -trimpath -o "$bin/baremetal-operator.new" main.go) \
+(cd "$tree" && GOFLAGS="-buildvcs=false $GO_LEAN" go build -trimpath -ldflags="-s -w" -o "$bin/baremetal-operator.new" main.go) \
   || die "go build failed in $tree"
 mv "$bin/baremetal-operator.new" "$bin/baremetal-operator"
 echo "$stamp" >"$bin/baremetal-operator.version"

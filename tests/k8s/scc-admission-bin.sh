@@ -59,10 +59,10 @@ rm -rf "$tree/cmd/slime-scc-admission"
 mkdir -p "$tree/cmd/slime-scc-admission"
 cp "$srcdir"/*.go "$tree/cmd/slime-scc-admission/"
 # The project's own vendor/ tree: no module download at all.
-export GOFLAGS="-mod=vendor -buildvcs=false" GOPROXY=off
+export GOFLAGS="-mod=vendor -buildvcs=false $GO_LEAN" GOPROXY=off
 log "building in $tree (go build -mod=vendor ./cmd/slime-scc-admission)"
 start=$(date +%s)
-(cd "$tree" && go build -trimpath -o "$bin/scc-admission.new" ./cmd/slime-scc-admission) \
+(cd "$tree" && go build -trimpath -ldflags="-s -w" -o "$bin/scc-admission.new" ./cmd/slime-scc-admission) \
   || die "go build failed in $tree"
 mv "$bin/scc-admission.new" "$bin/scc-admission"
 echo "$stamp" >"$bin/scc-admission.version"
