@@ -104,7 +104,7 @@ lint: collection
 	@# this checkout there: a home of its own, so that no copy shadows the checkout for other runs.
 	@mkdir -p $(CACHE)/lint-home/collections/ansible_collections/slime
 	@ln -sfn $(CURDIR) $(CACHE)/lint-home/collections/ansible_collections/slime/hybrid
-	ANSIBLE_HOME=$(CACHE)/lint-home ansible-lint --profile production
+	ANSIBLE_HOME=$(CACHE)/lint-home ansible-lint -c .config/ansible-lint.yml
 
 sanity: collection
 	./scripts/sanity.sh

@@ -69,7 +69,7 @@ options:
     default: slurm.key
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-  - kubernetes.core.k8s_auth_options
+  - slime.hybrid.kubernetes_auth
 attributes:
   check_mode:
     support: full
