@@ -7,8 +7,8 @@ The options are kubernetes.core's connection options (its module_utils/args_comm
 AUTH_ARG_SPEC, which these modules take as their own argument spec, and its client, which reads
 each from the environment when the task leaves it unset), documented here in this collection's
 own words so that the documentation renders where only this collection is installed, as in
-Galaxy's importer. tests/unit/plugins/test_doc_fragments.py holds them to the installed
-kubernetes.core's AUTH_ARG_SPEC.
+Galaxy's importer. tests/unit/plugins/doc_fragments/test_kubernetes_auth.py holds them to the
+installed kubernetes.core's AUTH_ARG_SPEC.
 """
 
 from __future__ import absolute_import, division, print_function
