@@ -56,14 +56,31 @@ WORKER_DEFAULTS = {
     "uid": 401,
     "gid": 401,
     "key_path": "/etc/slurm/slurm.key",
-    "packages": ["slurmd", "slurm-client"],
+    "package_manager": "apt",
+    "packages": None,
     "package_version": "",
     "apt_repository": "",
     "apt_key_url": "",
+    "dnf_repository": "",
+    "dnf_key_url": "",
     "manage_firewall": True,
     "persist_firewall": True,
-    "firewall_packages": ["iptables", "iptables-persistent"],
-    "rules_file": "/etc/iptables/rules.v4",
+    "firewall_packages": None,
+    "rules_file": None,
+}
+
+# What the worker settings left at None (null) mean, per package manager: the Slurm packages of
+# the distribution's own names (Debian and Ubuntu: the slurm-wlm source's slurmd and slurm-client;
+# EL: SchedMD's slurm.spec, whose slurm-slurmd requires slurm, the commands and plugins), what
+# keeps iptables rules for the next boot and where (Debian's netfilter-persistent reads
+# rules.v4; EL 9's iptables.service, from iptables-nft-services, reads /etc/sysconfig/iptables and
+# runs only when enabled). SchedMD's own Debian packages (debian/control in the release tarball) are
+# named slurm-smd-slurmd and slurm-smd-client: a site that builds them states them in packages.
+PACKAGE_MANAGERS = {
+    "apt": {"packages": ["slurmd", "slurm-client"], "firewall_packages": ["iptables", "iptables-persistent"],
+            "rules_file": "/etc/iptables/rules.v4", "firewall_service": "netfilter-persistent"},
+    "dnf": {"packages": ["slurm-slurmd", "slurm"], "firewall_packages": ["iptables-nft", "iptables-nft-services"],
+            "rules_file": "/etc/sysconfig/iptables", "firewall_service": "iptables"},
 }
 
 HOSTNAME_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
@@ -230,8 +247,14 @@ def _account_id(value):
 
 
 def _package_list(empty):
-    return lambda value: (list(value) if isinstance(value, list) and (empty or value)
+    """A list of package names (None: the package manager's own, PACKAGE_MANAGERS)."""
+    return lambda value: (value if value is None else list(value) if isinstance(value, list) and (empty or value)
                           and all(isinstance(p, str) and _PACKAGE_RE.match(p) for p in value) else _BAD)
+
+
+def _or_default(check):
+    """check, with None (the package manager's default, PACKAGE_MANAGERS) let through."""
+    return lambda value: None if value is None else check(value)
 
 
 def _flag(value):
@@ -239,23 +262,32 @@ def _flag(value):
 
 
 _PATH_RE = re.compile(r"^/[^\s]*[^/\s]$")
+_URL_RE = re.compile(r"^https?://\S+$")
 # Each worker setting: how a value is checked (and converted), and what the message says is allowed.
 _WORKER_CHECKS = {
     "user": (_matching(_USER_RE), "is not a user name (lowercase letters, digits, '_', '-')"),
     "uid": (_account_id, "must be a number from 1 to 65534"),
     "gid": (_account_id, "must be a number from 1 to 65534"),
     "key_path": (_matching(_PATH_RE), "must be an absolute file path"),
-    "packages": (_package_list(empty=False), "must be a list of Debian package names, not empty"),
-    "package_version": (_matching(_VERSION_RE, empty=True), "must be empty (what the source offers) or a Debian "
-                        "version such as 26.05.5-1 (a trailing * allowed)"),
+    "package_manager": (lambda value: value if value in PACKAGE_MANAGERS else _BAD,
+                        "is not a package manager this role drives; allowed: %s" % ", ".join(sorted(PACKAGE_MANAGERS))),
+    "packages": (_package_list(empty=False), "must be null (the package manager's own names) or a list of "
+                 "package names, not empty"),
+    "package_version": (_matching(_VERSION_RE, empty=True), "must be empty (what the source offers) or a package "
+                        "version such as 26.05.5-1 or 26.05.5-1.el9 (a trailing * allowed)"),
     "apt_repository": (_matching(re.compile(r"^deb(-src)? [^\n]*\Z"), empty=True),
                        "must be empty or one sources.list line (deb [OPTIONS] URI SUITE COMPONENT...)"),
-    "apt_key_url": (_matching(re.compile(r"^https?://\S+$"), empty=True), "must be empty or an http(s) URL"),
+    "apt_key_url": (_matching(_URL_RE, empty=True), "must be empty or an http(s) URL"),
+    "dnf_repository": (_matching(_URL_RE, empty=True), "must be empty or the repository's http(s) URL (its baseurl)"),
+    "dnf_key_url": (_matching(_URL_RE, empty=True), "must be empty or an http(s) URL"),
     "manage_firewall": (_flag, "must be true or false"),
     "persist_firewall": (_flag, "must be true or false"),
-    "firewall_packages": (_package_list(empty=True), "must be a list of Debian package names"),
-    "rules_file": (_matching(_PATH_RE), "must be an absolute file path"),
+    "firewall_packages": (_package_list(empty=True), "must be null (the package manager's own) or a list of "
+                          "package names"),
+    "rules_file": (_or_default(_matching(_PATH_RE)), "must be null (the package manager's own) or an absolute file path"),
 }
+# The settings that name a source of one package manager only.
+_SOURCE_SETTINGS = {"apt": ("apt_repository", "apt_key_url"), "dnf": ("dnf_repository", "dnf_key_url")}
 
 
 def worker_settings(raw, label="worker", base=None):
@@ -274,7 +306,21 @@ def worker_settings(raw, label="worker", base=None):
         out[key] = check(value)
         if out[key] is _BAD:
             errors.append("%s.%s=%r %s" % (label, key, value, rule))
+    for manager, keys in sorted(_SOURCE_SETTINGS.items()):
+        errors += ["%s.%s=%r is a source for package_manager %s, and this worker's is %s"
+                   % (label, key, out[key], manager, out["package_manager"])
+                   for key in keys if out.get(key) not in (None, "", _BAD) and out["package_manager"] in PACKAGE_MANAGERS
+                   and out["package_manager"] != manager]
     return (None, errors) if errors else (out, [])
+
+
+def effective_worker(settings):
+    """Worker settings (worker_settings' output) with what was left at None filled in from the
+    package manager's own (PACKAGE_MANAGERS), as a host gets them. The model keeps the None, so
+    that a host which states another package_manager gets that one's defaults."""
+    own = PACKAGE_MANAGERS[settings["package_manager"]]
+    return dict(settings, **dict((key, list(own[key]) if isinstance(own[key], list) else own[key])
+                                 for key in ("packages", "firewall_packages", "rules_file") if settings[key] is None))
 
 
 _DNS_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Reading, in one pass, what a bare-metal Slurm worker is made of on the host itself.
 
-``observe(targets, run)`` returns plain data about files, the slurm user, dpkg, iptables,
+``observe(targets, run)`` returns plain data about files, the slurm user, the packages (dpkg or rpm), iptables,
 routes, systemd units, slurmd and slurmctld's record of the node (parsed); worker.drift() compares it
 with the plan. Nothing here changes the host. ``run(argv)`` runs a command and returns
 (rc, stdout, stderr): AnsibleModule.run_command in the module, a fake in the unit tests.
@@ -88,6 +88,22 @@ def dpkg(run):
     return {"packages": packages, "unfinished": sorted(unfinished), "journal": journal}
 
 
+def rpm(run):
+    """What dpkg() returns, from the RPM database: every installed package at its version-release
+    (status 'ii', as dpkg's installed ones; for a name installed twice, e.g. kernels, the last
+    listed). rpm leaves no half-configured packages for a later run to finish: unfinished is empty."""
+    rc, out, _err = run(["rpm", "-qa", "--qf", "%{NAME}|%{VERSION}-%{RELEASE}\\n"])
+    packages = {}
+    for line in (out if rc == 0 else "").splitlines():
+        name, _sep, version = line.partition("|")
+        if name and version:
+            packages[name] = {"status": "ii", "version": version}
+    return {"packages": packages, "unfinished": [], "journal": False}
+
+
+PACKAGE_DBS = {"apt": dpkg, "dnf": rpm}
+
+
 def command_output(run, argv):
     """stdout of a command, or None when it fails or does not exist."""
     try:
@@ -133,7 +149,7 @@ def observe(targets, run):
     return {
         "files": dict((path, file_state(path)) for path in targets["files"]),
         "account": account(targets["user"], targets["user"]),
-        "dpkg": dpkg(run),
+        "packages": PACKAGE_DBS[targets["package_manager"]](run),
         "hosts_lines": _lines(targets["hosts_file"]),
         "routes": command_output(run, ["ip", "-4", "route", "show"]) if targets["routes"] else "",
         "addresses": addresses(command_output(run, ["ip", "-4", "-o", "addr", "show"]) or ""),

@@ -29,6 +29,8 @@ DROPIN = "/etc/systemd/system/slurmd.service.d/10-slime-hybrid.conf"
 ROUTES_UNIT = "/etc/systemd/system/slime-hybrid-routes.service"
 APT_SOURCE = "/etc/apt/sources.list.d/slime-hybrid-slurm.list"
 APT_KEY = "/etc/apt/keyrings/slime-hybrid-slurm.asc"
+DNF_SOURCE = "/etc/yum.repos.d/slime-hybrid-slurm.repo"
+DNF_REPO_ID = "slime-hybrid-slurm"
 HOME = "/var/lib/slurm"
 SHELL = "/usr/sbin/nologin"
 HEADER = "# Managed by slime.hybrid (role slurm_node); a converge replaces local changes."
@@ -36,6 +38,12 @@ RULES_PATH = "/etc/iptables/slime-hybrid.rules"
 HOSTS_FILE = "/etc/hosts"
 SLURMD = "slurmd"
 ROUTES_SERVICE = ROUTES_UNIT.rsplit("/", 1)[1]
+# EL's default firewall: its nftables table rejects what its zone does not allow, whatever the
+# iptables chains accept, so slurmctld could not reach slurmd (6818) nor srun its ports.
+FIREWALLD = "firewalld"
+FIREWALLD_CONFLICT = ("firewalld is active: it rejects slurmd's port and the srun ports that the role's iptables "
+                      "chains accept; open them in its zone and stop it, or set the worker setting manage_firewall "
+                      "to false and open them there yourself")
 
 # What plan() reads of a node besides the model: its Slurm name, features and slurmd --conf
 # extras, and optionally "worker", its own overrides of the model's worker settings.
@@ -161,12 +169,59 @@ def slurmd_version_check(slurmctld_version, version_of='slurmd -V | cut -d" " -f
             'slurmctld %s (accepted: %s)" >&2; false ;; esac' % (version_of, patterns, what, slurmctld_version, ", ".join(accepted)))
 
 
+def _dnf_query(which, package):
+    """dnf's version-release of package: installed or the newest available (empty output: none)."""
+    return ("dnf -q repoquery --%s --latest-limit=1 --qf '%%{version}-%%{release}' %s | tail -n1"
+            % (which, shlex.quote(package)))
+
+
+def index_query(node):
+    """A shell command that prints what the package manager knows of the first Slurm package the way
+    `apt-cache policy PKG` does ("  Installed: VERSION", "  Candidate: VERSION", "(none)" for none),
+    which slurmd.apt_policy_version and slurmd.upgrade_plan read: apt-cache policy itself, or dnf's
+    repoquery of the installed and the newest available version-release."""
+    package = node["packages"][0]
+    if node["package_manager"] == "apt":
+        return "apt-cache policy %s" % shlex.quote(package)
+    return ("i=$(%s); c=$(%s); printf '%%s:\\n  Installed: %%s\\n  Candidate: %%s\\n' %s \"${i:-(none)}\" \"${c:-(none)}\""
+            % (_dnf_query("installed", package), _dnf_query("available", package), shlex.quote(package)))
+
+
 def slurmd_install_check(slurmctld_version, node):
     """The check before anything is installed, as the SSH path makes it: the pinned version, else the
-    version apt would install (its candidate)."""
-    version_of = ("echo %s" % shlex.quote(node["package_version"]) if node["package_version"]
-                  else "apt-cache policy %s | sed -n \"s/^ *Candidate: //p\"" % shlex.quote(node["packages"][0]))
+    version the package manager would install (apt's candidate, dnf's newest available)."""
+    if node["package_version"]:
+        version_of = "echo %s" % shlex.quote(node["package_version"])
+    elif node["package_manager"] == "apt":
+        version_of = "apt-cache policy %s | sed -n \"s/^ *Candidate: //p\"" % shlex.quote(node["packages"][0])
+    else:
+        version_of = _dnf_query("available", node["packages"][0])
     return slurmd_version_check(slurmctld_version, version_of, "the packaged slurmd")
+
+
+# How each package manager names a version of a package (apt: slurmd=26.05.5-1; dnf:
+# slurm-slurmd-26.05.5-1.el9, globs allowed), installs without weak dependencies (cloud-init's
+# command; the SSH path sets the same option on ansible.builtin.apt or .dnf), and refreshes its index.
+VERSION_SEPARATOR = {"apt": "=", "dnf": "-"}
+INSTALL_COMMAND = {
+    "apt": ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "--no-install-recommends"],
+    "dnf": ["dnf", "install", "-y", "--setopt=install_weak_deps=False"],
+}
+REFRESH_COMMAND = {"apt": ["apt-get", "update"], "dnf": ["dnf", "makecache"]}
+
+
+def package_source(node):
+    """The package source file a site names (worker settings apt_repository, or dnf_repository and
+    dnf_key_url), None when the host's own sources are used. dnf checks the packages' signatures
+    against dnf_key_url, which it imports when it first installs from the repository."""
+    if node["package_manager"] == "apt":
+        return {"path": APT_SOURCE, "mode": "0644", "content": node["apt_repository"] + "\n"} if node["apt_repository"] else None
+    if not node["dnf_repository"]:
+        return None
+    lines = [HEADER, "[%s]" % DNF_REPO_ID, "name=Slurm for slime.hybrid workers", "baseurl=" + node["dnf_repository"],
+             "enabled=1"]
+    lines += ["gpgcheck=1", "gpgkey=" + node["dnf_key_url"]] if node["dnf_key_url"] else ["gpgcheck=0"]
+    return {"path": DNF_SOURCE, "mode": "0644", "content": "\n".join(lines) + "\n"}
 
 
 def plan(model, node):
@@ -180,21 +235,28 @@ def plan(model, node):
     settings, errors = cluster_model.worker_settings(node.get("worker"), "%s: worker" % node["name"], model["worker"])
     if errors:
         raise ValueError("; ".join(errors))
+    settings = cluster_model.effective_worker(settings)
     node = dict(node, **settings)  # validated: uid and gid are ints, the flags booleans
+    manager = node["package_manager"]
     return {
         "worker": settings,
         "user": {"name": node["user"], "uid": node["uid"], "gid": node["gid"], "home": HOME, "shell": SHELL},
         "key": {"path": node["key_path"], "owner": node["user"], "group": node["user"], "mode": "0600"},
         "directories": sorted({node["key_path"].rsplit("/", 1)[0], DROPIN.rsplit("/", 1)[0]}),
         "dropin": {"path": DROPIN, "mode": "0644", "content": dropin(model, node)},
-        "packages": (["%s=%s" % (package, node["package_version"]) for package in node["packages"]]
+        "package_manager": manager,
+        # what to install: package specs (name, or name and version as the package manager writes them)
+        "packages": ([VERSION_SEPARATOR[manager].join([package, node["package_version"]]) for package in node["packages"]]
                      if node["package_version"] else list(node["packages"])),
+        "version_separator": VERSION_SEPARATOR[manager],
+        "index_query": index_query(node),
         "slurmctld_version": model["slurm_version"],
         "slurmd_version_check": slurmd_version_check(model["slurm_version"]),
         "slurmd_install_check": slurmd_install_check(model["slurm_version"], node),
-        "apt_source": ({"path": APT_SOURCE, "mode": "0644", "content": node["apt_repository"] + "\n"}
-                       if node["apt_repository"] else None),
-        "apt_key": {"path": APT_KEY, "url": node["apt_key_url"]} if node["apt_key_url"] else None,
+        "source": package_source(node),
+        # apt only: the key a signed-by= option of apt_repository names (dnf's is in the source file)
+        "source_key": ({"path": APT_KEY, "url": node["apt_key_url"]}
+                       if manager == "apt" and node["apt_key_url"] else None),
         # The controller's names, and in network mode routed the routes to the pod network, are
         # what slurmd needs to reach slurmctld at all: always managed. The firewall flag is
         # about iptables only.
@@ -213,8 +275,16 @@ def plan(model, node):
             "restore": iptables_restore(model),
             "persist": node["persist_firewall"],
             "rules_file": node["rules_file"],
+            # what loads the saved rules at boot (enabled by Debian's package, not by EL's)
+            "service": cluster_model.PACKAGE_MANAGERS[manager]["firewall_service"],
         } if node["manage_firewall"] else None,
     }
+
+
+def conflicts(plan, observed):
+    """What the role cannot make right on this host and refuses before changing it."""
+    active = observed["units"].get(FIREWALLD, {}).get("ActiveState") == "active"
+    return [FIREWALLD_CONFLICT] if plan["firewall"] and active else []
 
 
 def cloud_config(plan, key_b64):
@@ -223,23 +293,28 @@ def cloud_config(plan, key_b64):
     slurmctld, the packages (Debian's postinst starts slurmd at once), then slurmd, only if the
     installed release may join slurmctld."""
     user = plan["user"]
-    install = ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "--no-install-recommends"]
+    install = INSTALL_COMMAND[plan["package_manager"]]
     files = [{"path": plan["key"]["path"], "encoding": "b64", "content": key_b64,
               "owner": "%s:%s" % (plan["key"]["owner"], plan["key"]["group"]), "permissions": plan["key"]["mode"]}]
     files += [{"path": part["path"], "permissions": part["mode"], "content": part["content"]}
-              for part in (plan["dropin"], plan["routes_unit"], plan["apt_source"]) if part]
+              for part in (plan["dropin"], plan["routes_unit"], plan["source"]) if part]
     runcmd = [["sh", "-c", plan["hosts"]["shell"]]]
-    if plan["apt_key"]:
-        path = plan["apt_key"]["path"]
-        runcmd.append(["sh", "-c", "mkdir -p %s && curl -fsSL -o %s %s"
-                       % (path.rsplit("/", 1)[0], path, shlex.quote(plan["apt_key"]["url"]))])
-    runcmd.append(["apt-get", "update"])
     firewall = plan["firewall"]
+    if firewall:  # conflicts(): a string, so that its exit ends runcmd's script before anything is installed
+        runcmd.insert(0, "if systemctl is-active --quiet %s; then echo %s >&2; exit 1; fi"
+                      % (FIREWALLD, shlex.quote("slime.hybrid: " + FIREWALLD_CONFLICT)))
+    if plan["source_key"]:
+        path = plan["source_key"]["path"]
+        runcmd.append(["sh", "-c", "mkdir -p %s && curl -fsSL -o %s %s"
+                       % (path.rsplit("/", 1)[0], path, shlex.quote(plan["source_key"]["url"]))])
+    runcmd.append(list(REFRESH_COMMAND[plan["package_manager"]]))
     if firewall:
         files.append({"path": RULES_PATH, "permissions": "0600", "content": firewall["restore"]})
         runcmd += [install + firewall["packages"], ["iptables-restore", "--noflush", RULES_PATH]]
         if firewall["persist"]:
             runcmd.append(["sh", "-c", "iptables-save >%s" % shlex.quote(firewall["rules_file"])])
+            if plan["package_manager"] == "dnf":  # EL's iptables.service loads the file only when enabled
+                runcmd.append(["systemctl", "enable", firewall["service"]])
     if plan["routes_unit"]:
         runcmd.append(["systemctl", "enable", "--now", ROUTES_SERVICE])
     # a string, not a command list: its exit ends runcmd's script, so nothing is installed
@@ -266,13 +341,14 @@ def cloud_config(plan, key_b64):
 def observe_targets(plan, node_name):
     """What host_state.observe() reads for this plan."""
     files = [plan["key"]["path"], DROPIN, ROUTES_UNIT, HOSTS_FILE] + plan["directories"]
-    files += [part["path"] for part in (plan["apt_source"], plan["apt_key"]) if part]
+    files += [part["path"] for part in (plan["source"], plan["source_key"]) if part]
     return {
+        "package_manager": plan["package_manager"],
         "files": files,
         "user": plan["user"]["name"],
         "hosts_file": HOSTS_FILE,
         "routes": bool(plan["routes"]),
-        "units": [SLURMD] + ([ROUTES_SERVICE] if plan["routes_unit"] else []),
+        "units": [SLURMD] + ([ROUTES_SERVICE] if plan["routes_unit"] else []) + ([FIREWALLD] if plan["firewall"] else []),
         "iptables_tables": ["nat", "filter"] if plan["firewall"] else [],
         "node": node_name,
     }
@@ -293,9 +369,9 @@ def _file_drift(observed, path, owner, group, mode, content=None, sha256=None):
     return out
 
 
-def _installed(dpkg, spec):
-    name, _sep, version = spec.partition("=")
-    found = dpkg["packages"].get(name)
+def _installed(db, name, version=""):
+    """Whether the package database (host_state.package_db) has name installed, at version (a glob) if given."""
+    found = db["packages"].get(name)
     if not found or found["status"] != "ii":
         return False
     return not version or fnmatch.fnmatch(found["version"], version)
@@ -309,11 +385,11 @@ def _rule(line):
     return words
 
 
-def _firewall_drift(firewall, observed, dpkg):
+def _firewall_drift(firewall, observed, db):
     """What firewall.yml would change: a package to install, a chain to create, a wanted rule to add,
     or a chain to flush because a rule in it has a comment the plan does not want (the test of its
     flush task, netfilter.stale_rules)."""
-    out = ["package %s is not installed" % name for name in firewall["packages"] if not _installed(dpkg, name)]
+    out = ["package %s is not installed" % name for name in firewall["packages"] if not _installed(db, name)]
     by_table, table = {}, None
     for line in firewall["restore"].splitlines():
         if line.startswith("*"):
@@ -371,14 +447,14 @@ def _node_drift(node_name, features, record):
 
 def drift(plan, observed, node_name, features, key_sha256):
     """{part: [reasons]} for every part of the plan the host does not match; {} when it is converged.
-    Parts: dpkg, user, apt_source, packages, directories, key, firewall, hosts, routes, dropin,
+    Parts: dpkg (apt's database only), user, source, packages, directories, key, firewall, hosts, routes, dropin,
     service, restart (slurmd runs an older key, drop-in or unit than the disk holds: a restart a
     killed run never made), node (slurmctld's record: registered, available, with the wanted features). Each
     says what the role's tasks for that part would find to change, as their modules decide it."""
-    dpkg = observed["dpkg"]
+    db = observed["packages"]
     out = {}
-    out["dpkg"] = ["dpkg left %s unfinished" % ", ".join(dpkg["unfinished"])] if dpkg["unfinished"] else []
-    if dpkg["journal"]:
+    out["dpkg"] = ["dpkg left %s unfinished" % ", ".join(db["unfinished"])] if db["unfinished"] else []
+    if db["journal"]:
         out["dpkg"].append("/var/lib/dpkg/updates holds an unfinished journal")
     user, account = plan["user"], observed["account"]
     if account["group"] is None or account["group"]["gid"] != user["gid"]:
@@ -386,15 +462,17 @@ def drift(plan, observed, node_name, features, key_sha256):
     wanted = {"uid": user["uid"], "gid": user["gid"], "home": user["home"], "shell": user["shell"]}
     if account["user"] != wanted:
         out.setdefault("user", []).append("user %s is %s, not %s" % (user["name"], account["user"], wanted))
-    part = plan["apt_source"]
-    out["apt_source"] = (_file_drift(observed, part["path"], "root", "root", part["mode"], part["content"])
-                         if part else [])
-    if plan["apt_key"]:
+    part = plan["source"]
+    out["source"] = (_file_drift(observed, part["path"], "root", "root", part["mode"], part["content"])
+                     if part else [])
+    if plan["source_key"]:
         # get_url fetches the key only when the file is missing, and sets its mode
-        key_file = observed["files"][plan["apt_key"]["path"]]
+        key_file = observed["files"][plan["source_key"]["path"]]
         if not key_file["exists"] or key_file.get("mode") != "0644":
-            out["apt_source"].append("%s is %s" % (plan["apt_key"]["path"], key_file.get("mode", "missing")))
-    out["packages"] = ["package %s is not installed" % spec for spec in plan["packages"] if not _installed(dpkg, spec)]
+            out["source"].append("%s is %s" % (plan["source_key"]["path"], key_file.get("mode", "missing")))
+    worker = plan["worker"]
+    out["packages"] = ["package %s is not installed" % spec for spec, name in zip(plan["packages"], worker["packages"])
+                       if not _installed(db, name, worker["package_version"])]
     if not out["packages"]:
         compat = slurmd.version_compat_error(observed["slurmd_version"] or "none", plan["slurmctld_version"])
         out["packages"] = ["slurmd -V: %s" % compat] if compat else []
@@ -403,7 +481,7 @@ def drift(plan, observed, node_name, features, key_sha256):
         if [observed["files"][path].get(field) for field in ("kind", "owner", "group", "mode")] != ["directory", "root", "root", "0755"]]
     key = plan["key"]
     out["key"] = _file_drift(observed, key["path"], key["owner"], key["group"], key["mode"], sha256=key_sha256)
-    out["firewall"] = _firewall_drift(plan["firewall"], observed, dpkg) if plan["firewall"] else []
+    out["firewall"] = _firewall_drift(plan["firewall"], observed, db) if plan["firewall"] else []
     out["hosts"] = ["%s has %r, which maps a controller's name otherwise or is no longer wanted" % (HOSTS_FILE, line)
                     for line in observed["hosts_lines"] if re.search(plan["hosts"]["stale"], line)]
     for entry in plan["hosts"]["entries"]:

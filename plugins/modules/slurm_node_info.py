@@ -14,7 +14,7 @@ short_description: Read in one call how a bare-metal Slurm worker differs from i
 version_added: 0.1.0
 description:
   - Reads, on the host, everything role C(slime.hybrid.slurm_node) manages (the slurm user, slurm.key, the slurmd
-    drop-in, the package source, the packages and what dpkg left unfinished, the C(/etc/hosts) entry, the iptables
+    drop-in, the package source, the packages (dpkg or the RPM database) and what dpkg left unfinished, the C(/etc/hosts) entry, the iptables
     chains, the pod network routes, slurmd's unit and when slurmd started, and slurmctld's record of the node) and
     compares it with the plan (filter C(slime.hybrid.worker_plan)).
   - Returns, per part, why the host differs; the role applies only those parts, so a converged host costs one
@@ -85,6 +85,13 @@ drift:
   returned: always
   type: dict
   sample: {"firewall": ["rule missing: -A OUTPUT -p tcp -m comment --comment slime.hybrid -j SLIME-HYBRID-OUT"]}
+conflicts:
+  description: What the role cannot make right on this host and refuses before changing it (an active firewalld where
+    the role manages iptables).
+  returned: always
+  type: list
+  elements: str
+  sample: []
 node:
   description: slurmctld's record of the node (C(scontrol show node NAME) on the host), the fields the role reports; null when
     slurmctld does not list it or scontrol fails.
@@ -136,6 +143,7 @@ def main():
         observed = host_state.observe(worker.observe_targets(params["plan"], params["name"]),
                                       lambda argv: module.run_command(argv, handle_exceptions=False))
         result["drift"] = worker.drift(params["plan"], observed, params["name"], params["features"], key_sha256)
+        result["conflicts"] = worker.conflicts(params["plan"], observed)
         record = observed["node"]
         result["node"] = dict((key, record.get(key)) for key in REPORTED) if record else None
     except (KeyError, TypeError) as exc:

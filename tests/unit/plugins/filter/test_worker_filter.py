@@ -47,6 +47,8 @@ def test_user_data_is_what_the_template_rendered(filters, case):
     assert text.startswith("#cloud-config\n")
     data = yaml.safe_load(text)
     plan = worker.plan(cluster_model.normalize(dict(MODEL, **model_changes)), dict({"features": ["baremetal"], "conf_extra": {}}, **dict(node, name=name)))
+    if plan["firewall"]:  # worker.conflicts(): an active firewalld ends the script before anything changes
+        assert data["runcmd"].pop(0).startswith("if systemctl is-active --quiet firewalld; then echo 'slime.hybrid: ")
     check = data["runcmd"].index(plan["slurmd_install_check"] + " || exit 1")
     assert data["runcmd"][check + 1][-len(plan["packages"]):] == plan["packages"]  # right before the Slurm packages
     del data["runcmd"][check]
@@ -71,7 +73,11 @@ def test_user_data_is_the_plan(filters):
     assert files[worker.RULES_PATH]["content"] == plan["firewall"]["restore"]
     assert files[plan["key"]["path"]] == {"path": "/etc/slurm/slurm.key", "encoding": "b64", "content": KEY,
                                           "owner": "slurm:slurm", "permissions": "0600"}
-    assert ["sh", "-c", plan["hosts"]["shell"]] == data["runcmd"][0]
+    assert data["runcmd"][0] == "if systemctl is-active --quiet firewalld; then echo %s >&2; exit 1; fi" % (
+        "'slime.hybrid: firewalld is active: it rejects slurmd'\"'\"'s port and the srun ports that the role'\"'\"'s iptables "
+        "chains accept; open them in its zone and stop it, or set the worker setting manage_firewall to false and open "
+        "them there yourself'")
+    assert ["sh", "-c", plan["hosts"]["shell"]] == data["runcmd"][1]
     assert data["runcmd"][-1][2].startswith(plan["slurmd_version_check"] + " && systemctl enable slurmd")
 
 

@@ -537,22 +537,42 @@ def test_worker_settings_default_and_every_problem_named():
         "package_version": "v26", "apt_repository": "http://repo", "apt_key_url": "ftp://key", "manage_firewall": "maybe",
         "rules": "/x"}))
     assert errors == [
-        "worker.rules is not a worker setting; allowed: apt_key_url, apt_repository, firewall_packages, gid, key_path, "
-        "manage_firewall, package_version, packages, persist_firewall, rules_file, uid, user",
+        "worker.rules is not a worker setting; allowed: apt_key_url, apt_repository, dnf_key_url, dnf_repository, "
+        "firewall_packages, gid, key_path, manage_firewall, package_manager, package_version, packages, persist_firewall, "
+        "rules_file, uid, user",
         "worker.user='Slurm' is not a user name (lowercase letters, digits, '_', '-')",
         "worker.uid='slurm' must be a number from 1 to 65534",
         "worker.gid=0 must be a number from 1 to 65534",
         "worker.key_path='etc/slurm.key' must be an absolute file path",
-        "worker.packages=[] must be a list of Debian package names, not empty",
-        "worker.package_version='v26' must be empty (what the source offers) or a Debian version such as 26.05.5-1 "
-        "(a trailing * allowed)",
+        "worker.packages=[] must be null (the package manager's own names) or a list of package names, not empty",
+        "worker.package_version='v26' must be empty (what the source offers) or a package version such as 26.05.5-1 "
+        "or 26.05.5-1.el9 (a trailing * allowed)",
         "worker.apt_repository='http://repo' must be empty or one sources.list line (deb [OPTIONS] URI SUITE COMPONENT...)",
         "worker.apt_key_url='ftp://key' must be empty or an http(s) URL",
         "worker.manage_firewall='maybe' must be true or false",
-        "worker.firewall_packages=['ip tables'] must be a list of Debian package names",
+        "worker.firewall_packages=['ip tables'] must be null (the package manager's own) or a list of package names",
     ]
     assert cm.validate(valid_model(worker="slurm")) == [
         "worker='slurm' must be a mapping (see docs/cluster-model.md)"]
+
+
+def test_package_manager_and_its_sources():
+    assert cm.validate(valid_model(worker={"package_manager": "yum"})) == [
+        "worker.package_manager='yum' is not a package manager this role drives; allowed: apt, dnf"]
+    assert cm.validate(valid_model(worker={"package_manager": "dnf", "apt_repository": "deb http://r trixie main",
+                                           "dnf_repository": "https://r/el9", "dnf_key_url": "https://r/key"})) == [
+        "worker.apt_repository='deb http://r trixie main' is a source for package_manager apt, and this worker's is dnf"]
+    assert cm.validate(valid_model(worker={"dnf_repository": "ftp://r", "dnf_key_url": "https://r/key"})) == [
+        "worker.dnf_repository='ftp://r' must be empty or the repository's http(s) URL (its baseurl)",
+        "worker.dnf_key_url='https://r/key' is a source for package_manager dnf, and this worker's is apt"]
+    # null means the package manager's own; the model keeps it so a host may state another manager
+    settings = cm.worker_settings({"packages": None, "rules_file": None})[0]
+    assert settings["packages"] is None
+    assert cm.effective_worker(settings)["packages"] == ["slurmd", "slurm-client"]
+    assert cm.effective_worker(dict(settings, package_manager="dnf"))["rules_file"] == "/etc/sysconfig/iptables"
+    assert cm.effective_worker(dict(settings, firewall_packages=[]))["firewall_packages"] == []
+    assert cm.validate(valid_model(worker={"rules_file": "rules.v4"})) == [
+        "worker.rules_file='rules.v4' must be null (the package manager's own) or an absolute file path"]
 
 
 def test_worker_settings_as_ansible_passes_them():

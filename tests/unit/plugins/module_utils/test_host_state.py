@@ -98,7 +98,7 @@ def observed(plan, **override):
         "files": converged_files(plan),
         "account": {"user": {"uid": 401, "gid": 401, "home": "/var/lib/slurm", "shell": "/usr/sbin/nologin"},
                     "group": {"gid": 401}},
-        "dpkg": host_state.dpkg(run),
+        "packages": host_state.dpkg(run),
         "hosts_lines": ["127.0.0.1 localhost", plan["hosts"]["entries"][0]["line"]],
         "routes": host_state.command_output(run, ["ip", "-4", "route", "show"]),
         "addresses": host_state.addresses(host_state.command_output(run, ["ip", "-4", "-o", "addr", "show"])),
@@ -122,7 +122,7 @@ def plan():
 
 def test_a_converged_host_has_no_drift(plan):
     seen = observed(plan)
-    assert seen["dpkg"]["packages"]["libc6"] == {"status": "ii", "version": "2.43-7"}
+    assert seen["packages"]["packages"]["libc6"] == {"status": "ii", "version": "2.43-7"}
     assert seen["units"]["slurmd"]["started"] <= seen["units"]["slurmd"]["started"] + 1
     assert drift(plan, seen) == {}
 
@@ -231,7 +231,7 @@ def test_node_record(plan):
 def test_routed_mode_routes_and_unit():
     model = cluster_model.normalize(dict(MODEL, network_mode="routed", pod_routes=[{"cidr": "10.126.0.0/24", "via": "10.127.0.50"}]))
     plan = worker.plan(model, SETTINGS)
-    assert worker.observe_targets(plan, "bm-1")["units"] == ["slurmd", "slime-hybrid-routes.service"]
+    assert worker.observe_targets(plan, "bm-1")["units"] == ["slurmd", "slime-hybrid-routes.service", "firewalld"]
     files = converged_files(plan)
     files[worker.ROUTES_UNIT] = {"exists": True, "kind": "file", "mode": "0644", "owner": "root", "group": "root",
                                  "mtime": 1, "sha256": digest(plan["routes_unit"]["content"].encode())}
@@ -281,11 +281,41 @@ def test_package_source_and_its_key():
     files = converged_files(plan)
     files[worker.APT_SOURCE] = {"exists": False}
     files[worker.APT_KEY] = {"exists": False}
-    assert drift(plan, observed(plan, files=files))["apt_source"] == [
+    assert drift(plan, observed(plan, files=files))["source"] == [
         "%s is missing" % worker.APT_SOURCE, "%s is missing" % worker.APT_KEY]
     files[worker.APT_SOURCE] = {"exists": True, "kind": "file", "mode": "0644", "owner": "root", "group": "root", "mtime": 1,
-                                "sha256": digest(plan["apt_source"]["content"].encode())}
+                                "sha256": digest(plan["source"]["content"].encode())}
     files[worker.APT_KEY] = dict(files[worker.APT_SOURCE], sha256="any: get_url leaves a key in place")
     assert drift(plan, observed(plan, files=files)) == {}
     files[worker.APT_KEY] = dict(files[worker.APT_KEY], mode="0600")
-    assert drift(plan, observed(plan, files=files))["apt_source"] == ["%s is 0600" % worker.APT_KEY]
+    assert drift(plan, observed(plan, files=files))["source"] == ["%s is 0600" % worker.APT_KEY]
+
+
+def test_rpm_reads_the_database_as_dpkg_does(fixture_text):
+    db = host_state.rpm(answers({("rpm",): (0, fixture_text("dnf/rpm_qa.txt"), "")}))
+    assert db == {"packages": {"slurm-slurmd": {"status": "ii", "version": "26.05.3-1.el9"},
+                               "slurm": {"status": "ii", "version": "26.05.3-1.el9"}},
+                  "unfinished": [], "journal": False}
+    assert host_state.rpm(answers({("rpm",): (1, "", "error")}))["packages"] == {}
+
+
+def test_a_dnf_host_is_read_through_rpm_and_its_packages_compared(fixture_text):
+    plan = worker.plan(MODEL, with_worker(package_manager="dnf", package_version="26.05.3*", manage_firewall=False))
+    targets = worker.observe_targets(plan, "bm-1")
+    assert targets["package_manager"] == "dnf"
+    run = answers({("rpm",): (0, fixture_text("dnf/rpm_qa.txt"), ""), ("dpkg-query",): OSError})
+    seen = observed(plan, packages=host_state.PACKAGE_DBS[targets["package_manager"]](run))
+    assert drift(plan, seen) == {}
+    newer = worker.plan(MODEL, with_worker(package_manager="dnf", package_version="26.05.5-1.el9", manage_firewall=False))
+    assert drift(newer, seen)["packages"] == ["package slurm-slurmd-26.05.5-1.el9 is not installed",
+                                              "package slurm-26.05.5-1.el9 is not installed"]
+
+
+def test_an_active_firewalld_is_a_conflict_where_the_role_manages_iptables(plan):
+    inactive = {"slurmd": {"ActiveState": "active"}, "firewalld": {"ActiveState": "inactive"}}
+    assert worker.conflicts(plan, observed(plan, units=inactive)) == []
+    active = dict(inactive, firewalld={"ActiveState": "active"})
+    assert worker.conflicts(plan, observed(plan, units=active)) == [worker.FIREWALLD_CONFLICT]
+    unmanaged = worker.plan(MODEL, with_worker(manage_firewall=False))
+    assert "firewalld" not in worker.observe_targets(unmanaged, "bm-1")["units"]
+    assert worker.conflicts(unmanaged, observed(unmanaged, units=active)) == []

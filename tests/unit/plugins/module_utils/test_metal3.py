@@ -222,7 +222,8 @@ def test_a_host_has_its_node_settings_and_worker_overrides():
     errors = metal3.normalize_hosts([host(conf_extra="Weight=10", worker={"version": "1", "uid": "x"})])[1]
     assert errors == [
         "host node-0: conf_extra='Weight=10' must be a mapping of slurmd --conf settings",
-        "host node-0: worker.version is not a worker setting; allowed: apt_key_url, apt_repository, firewall_packages, gid, "
-        "key_path, manage_firewall, package_version, packages, persist_firewall, rules_file, uid, user",
+        "host node-0: worker.version is not a worker setting; allowed: apt_key_url, apt_repository, dnf_key_url, "
+        "dnf_repository, firewall_packages, gid, key_path, manage_firewall, package_manager, package_version, packages, "
+        "persist_firewall, rules_file, uid, user",
         "host node-0: worker.uid='x' must be a number from 1 to 65534",
     ]

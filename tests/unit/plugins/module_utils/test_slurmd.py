@@ -273,3 +273,14 @@ def test_upgrade_plan_release_of_an_epoch_version():
 )
 def test_slurmd_conf_args(features, extra, expected):
     assert sd.slurmd_conf_args(features, extra) == expected
+
+
+def test_dnfs_index_query_output_reads_as_apt_cache_policy(fixture_text):
+    # captured with real dnf 4.14 (tests/unit/fixtures/dnf/capture.sh)
+    none = fixture_text("dnf/index_query_none_installed.txt")
+    older = fixture_text("dnf/index_query_older_installed.txt")
+    assert sd.apt_policy_version(none) == "26.05.5-1.el9"
+    assert sd.apt_policy_version(older) == "26.05.3-1.el9"
+    assert sd.upgrade_plan(older, "26.05") == {
+        "installed": "26.05.3-1.el9", "target": "26.05.5-1.el9", "release": "26.05.5", "upgrade": True, "error": ""}
+    assert sd.upgrade_plan(none, "26.05")["error"] == "slurmd is not installed: converge the host with site.yml before upgrading it"

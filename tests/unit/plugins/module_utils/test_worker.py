@@ -36,7 +36,8 @@ def test_plan_of_a_nat_worker():
     assert out["key"] == {"path": "/etc/slurm/slurm.key", "owner": "slurm", "group": "slurm", "mode": "0600"}
     assert out["directories"] == ["/etc/slurm", "/etc/systemd/system/slurmd.service.d"]
     command = worker.slurmd_command(cluster_model.normalize(MODEL), NODE)
-    assert out["worker"] == cluster_model.WORKER_DEFAULTS
+    assert out["worker"] == dict(cluster_model.WORKER_DEFAULTS, packages=["slurmd", "slurm-client"],
+                                 firewall_packages=["iptables", "iptables-persistent"], rules_file="/etc/iptables/rules.v4")
     assert command == ('/usr/sbin/slurmd --systemd -Z --conf-server 10.127.0.50:30017 -N bm-1 '
                        '--conf "Feature=baremetal,gpu Weight=10"')
     assert "ExecStart=\nExecStart=" + command + "\n" in out["dropin"]["content"]
@@ -46,7 +47,7 @@ def test_plan_of_a_nat_worker():
     assert "26.05.*|25.11.*|25.05.*|24.11.*)" in out["slurmd_version_check"]
     assert [e["line"] for e in out["hosts"]["entries"]] == ["10.126.0.11 slurm-controller.slurm slurm-controller-0 # slime.hybrid"]
     assert out["routes"] == [] and out["routes_unit"] is None
-    assert out["apt_source"] is None and out["apt_key"] is None
+    assert out["source"] is None and out["source_key"] is None
     assert [rule["name"] for rule in out["firewall"]["dnat"]] == ["slurmctld", "controller-srun"]
     assert out["firewall"]["wanted_comments"] == [rule["comment"] for rule in out["firewall"]["dnat"] + out["firewall"]["inbound"]]
 
@@ -101,10 +102,10 @@ def test_package_version_repository_and_key():
     out = plan(package_version="24.11.5-1", apt_repository="deb [signed-by=/etc/apt/keyrings/slime-hybrid-slurm.asc] "
                "https://repo.example.org/slurm trixie main", apt_key_url="https://repo.example.org/key.asc")
     assert out["packages"] == ["slurmd=24.11.5-1", "slurm-client=24.11.5-1"]
-    assert out["apt_source"] == {"path": "/etc/apt/sources.list.d/slime-hybrid-slurm.list", "mode": "0644",
-                                 "content": "deb [signed-by=/etc/apt/keyrings/slime-hybrid-slurm.asc] "
-                                            "https://repo.example.org/slurm trixie main\n"}
-    assert out["apt_key"] == {"path": "/etc/apt/keyrings/slime-hybrid-slurm.asc", "url": "https://repo.example.org/key.asc"}
+    assert out["source"] == {"path": "/etc/apt/sources.list.d/slime-hybrid-slurm.list", "mode": "0644",
+                             "content": "deb [signed-by=/etc/apt/keyrings/slime-hybrid-slurm.asc] "
+                                        "https://repo.example.org/slurm trixie main\n"}
+    assert out["source_key"] == {"path": "/etc/apt/keyrings/slime-hybrid-slurm.asc", "url": "https://repo.example.org/key.asc"}
 
 
 def test_plan_names_missing_and_misplaced_node_settings():
@@ -122,7 +123,8 @@ def test_the_model_sets_every_worker_and_a_node_overrides_it():
     model = cluster_model.normalize(dict(MODEL, worker={"uid": 500, "packages": ["slurmd"], "package_version": "26.05.5-1"}))
     site = worker.plan(model, NODE)
     assert site["user"]["uid"] == 500 and site["packages"] == ["slurmd=26.05.5-1"]
-    assert site["worker"] == dict(cluster_model.WORKER_DEFAULTS, uid=500, packages=["slurmd"], package_version="26.05.5-1")
+    assert site["worker"] == dict(cluster_model.WORKER_DEFAULTS, uid=500, packages=["slurmd"], package_version="26.05.5-1",
+                                  firewall_packages=["iptables", "iptables-persistent"], rules_file="/etc/iptables/rules.v4")
     own = worker.plan(model, dict(NODE, worker={"package_version": ""}))
     assert own["user"]["uid"] == 500 and own["packages"] == ["slurmd"]
     # the model's own output reads back the same (normalize(normalize(x)) == normalize(x))
@@ -224,3 +226,48 @@ def test_install_check_of_the_cloud_init_path(tmp_path, pin, candidate, installs
         assert result.returncode == 1
         assert result.stderr.strip() == ("slime.hybrid: the packaged slurmd %s cannot join slurmctld 26.05 (accepted: 26.05, "
                                          "25.11, 25.05, 24.11)" % (pin or candidate))
+
+
+def test_a_dnf_worker_gets_els_names_a_repo_file_and_dnf_commands():
+    out = plan(package_manager="dnf", dnf_repository="https://repo.example.org/slurm/el9",
+               dnf_key_url="https://repo.example.org/slurm/RPM-GPG-KEY")
+    assert out["worker"]["packages"] == ["slurm-slurmd", "slurm"] and out["packages"] == ["slurm-slurmd", "slurm"]
+    assert out["firewall"]["packages"] == ["iptables-nft", "iptables-nft-services"]
+    assert out["firewall"]["rules_file"] == "/etc/sysconfig/iptables" and out["firewall"]["service"] == "iptables"
+    assert out["source"] == {"path": "/etc/yum.repos.d/slime-hybrid-slurm.repo", "mode": "0644", "content": (
+        worker.HEADER + "\n[slime-hybrid-slurm]\nname=Slurm for slime.hybrid workers\n"
+        "baseurl=https://repo.example.org/slurm/el9\nenabled=1\ngpgcheck=1\ngpgkey=https://repo.example.org/slurm/RPM-GPG-KEY\n")}
+    assert out["source_key"] is None  # dnf imports the key named in the source file
+    assert out["index_query"].startswith("i=$(dnf -q repoquery --installed --latest-limit=1 --qf '%{version}-%{release}' "
+                                         "slurm-slurmd | tail -n1); c=$(dnf -q repoquery --available")
+    assert "dnf -q repoquery --available --latest-limit=1 --qf '%{version}-%{release}' slurm-slurmd" in out["slurmd_install_check"]
+    # without a key dnf does not check signatures
+    assert "gpgcheck=0\n" in plan(package_manager="dnf", dnf_repository="https://repo.example.org/el9")["source"]["content"]
+    # a pinned version as dnf spells it (NAME-VERSION, globs allowed)
+    pinned = plan(package_manager="dnf", package_version="26.05.5-1.el9")
+    assert pinned["packages"] == ["slurm-slurmd-26.05.5-1.el9", "slurm-26.05.5-1.el9"] and pinned["version_separator"] == "-"
+    assert pinned["source"] is None
+    assert plan()["version_separator"] == "="
+
+
+def test_a_host_that_states_dnf_gets_dnfs_defaults_over_a_model_of_apt():
+    model = cluster_model.normalize(dict(MODEL, worker={"uid": 500}))
+    assert model["worker"]["packages"] is None and model["worker"]["package_manager"] == "apt"
+    el = worker.plan(model, dict(NODE, worker={"package_manager": "dnf"}))
+    assert el["worker"]["packages"] == ["slurm-slurmd", "slurm"] and el["user"]["uid"] == 500
+    # a site's own names win (SchedMD's Debian packages)
+    smd = worker.plan(model, dict(NODE, worker={"packages": ["slurm-smd-slurmd", "slurm-smd-client"]}))
+    assert smd["packages"] == ["slurm-smd-slurmd", "slurm-smd-client"] and smd["index_query"] == "apt-cache policy slurm-smd-slurmd"
+
+
+def test_a_dnf_workers_cloud_config_installs_with_dnf_and_enables_iptables_service():
+    config = worker.cloud_config(plan(package_manager="dnf", dnf_repository="https://repo.example.org/el9"), "a2V5")
+    runcmd = config["runcmd"]
+    assert ["dnf", "makecache"] in runcmd and ["apt-get", "update"] not in runcmd
+    assert ["dnf", "install", "-y", "--setopt=install_weak_deps=False", "iptables-nft", "iptables-nft-services"] in runcmd
+    assert ["dnf", "install", "-y", "--setopt=install_weak_deps=False", "slurm-slurmd", "slurm"] in runcmd
+    save = runcmd.index(["sh", "-c", "iptables-save >/etc/sysconfig/iptables"])
+    assert runcmd[save + 1] == ["systemctl", "enable", "iptables"]
+    assert "/etc/yum.repos.d/slime-hybrid-slurm.repo" in [part["path"] for part in config["write_files"]]
+    # apt's path is unchanged: no service to enable (Debian's package enables netfilter-persistent)
+    assert ["systemctl", "enable", "netfilter-persistent"] not in worker.cloud_config(plan(), "a2V5")["runcmd"]
