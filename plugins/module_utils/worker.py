@@ -298,11 +298,11 @@ def cloud_config(plan, key_b64):
               "owner": "%s:%s" % (plan["key"]["owner"], plan["key"]["group"]), "permissions": plan["key"]["mode"]}]
     files += [{"path": part["path"], "permissions": part["mode"], "content": part["content"]}
               for part in (plan["dropin"], plan["routes_unit"], plan["source"]) if part]
-    runcmd = [["sh", "-c", plan["hosts"]["shell"]]]
     firewall = plan["firewall"]
-    if firewall:  # conflicts(): a string, so that its exit ends runcmd's script before anything is installed
-        runcmd.insert(0, "if systemctl is-active --quiet %s; then echo %s >&2; exit 1; fi"
-                      % (FIREWALLD, shlex.quote("slime.hybrid: " + FIREWALLD_CONFLICT)))
+    # conflicts() first; a string, not a command list: its exit ends runcmd's script before anything changes
+    runcmd = ["if systemctl is-active --quiet %s; then echo %s >&2; exit 1; fi"
+              % (FIREWALLD, shlex.quote("slime.hybrid: " + FIREWALLD_CONFLICT))] if firewall else []
+    runcmd.append(["sh", "-c", plan["hosts"]["shell"]])
     if plan["source_key"]:
         path = plan["source_key"]["path"]
         runcmd.append(["sh", "-c", "mkdir -p %s && curl -fsSL -o %s %s"
@@ -370,7 +370,7 @@ def _file_drift(observed, path, owner, group, mode, content=None, sha256=None):
 
 
 def _installed(db, name, version=""):
-    """Whether the package database (host_state.package_db) has name installed, at version (a glob) if given."""
+    """Whether the package database (host_state.dpkg or .rpm) has name installed, at version (a glob) if given."""
     found = db["packages"].get(name)
     if not found or found["status"] != "ii":
         return False
