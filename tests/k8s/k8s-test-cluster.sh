@@ -57,7 +57,16 @@ log() { echo "k8s-test-cluster: $*"; }
 alive() {
   local pid
   pid=$(cat "$run/$1.pid" 2>/dev/null) || return 1
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "$1"
+  [ -n "$pid" ] || return 1
+  # The command line tells our process from another that took the pid. While the wrapper of
+  # spawn() execs the binary, /proc/PID/cmdline reads empty for a moment (seen once under load:
+  # "kube-apiserver exited" at its start, while it ran on): read it again before giving up.
+  for _ in 1 2 3; do
+    kill -0 "$pid" 2>/dev/null || return 1
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "$1" && return 0
+    sleep 0.2
+  done
+  return 1
 }
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
