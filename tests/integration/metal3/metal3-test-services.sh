@@ -65,9 +65,15 @@ live_pid() {
   local pidf=$run/$1.pid pid marker
   [ -f "$pidf" ] || return 1
   read -r pid marker <"$pidf" || true
-  [ -n "${pid:-}" ] && [ -r "/proc/$pid/cmdline" ] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$marker" || return 1
-  echo "$pid"
+  [ -n "${pid:-}" ] || return 1
+  # /proc/PID/cmdline reads empty for a moment while the process execs (right after start()):
+  # read it again before calling the service gone.
+  for _ in 1 2 3; do
+    [ -r "/proc/$pid/cmdline" ] || return 1
+    if tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$marker"; then echo "$pid"; return 0; fi
+    sleep 0.2
+  done
+  return 1
 }
 
 # start NAME MARKER CMD...: run CMD in its own session (so `down` can stop its whole
