@@ -247,8 +247,7 @@ def _account_id(value):
 
 
 def _package_list(empty):
-    """A list of package names (None: the package manager's own, PACKAGE_MANAGERS)."""
-    return lambda value: (value if value is None else list(value) if isinstance(value, list) and (empty or value)
+    return lambda value: (list(value) if isinstance(value, list) and (empty or value)
                           and all(isinstance(p, str) and _PACKAGE_RE.match(p) for p in value) else _BAD)
 
 
@@ -271,7 +270,7 @@ _WORKER_CHECKS = {
     "key_path": (_matching(_PATH_RE), "must be an absolute file path"),
     "package_manager": (lambda value: value if value in PACKAGE_MANAGERS else _BAD,
                         "is not a package manager this role drives; allowed: %s" % ", ".join(sorted(PACKAGE_MANAGERS))),
-    "packages": (_package_list(empty=False), "must be null (the package manager's own names) or a list of "
+    "packages": (_or_default(_package_list(empty=False)), "must be null (the package manager's own names) or a list of "
                  "package names, not empty"),
     "package_version": (_matching(_VERSION_RE, empty=True), "must be empty (what the source offers) or a package "
                         "version such as 26.05.5-1 or 26.05.5-1.el9 (a trailing * allowed)"),
@@ -282,7 +281,7 @@ _WORKER_CHECKS = {
     "dnf_key_url": (_matching(_URL_RE, empty=True), "must be empty or an http(s) URL"),
     "manage_firewall": (_flag, "must be true or false"),
     "persist_firewall": (_flag, "must be true or false"),
-    "firewall_packages": (_package_list(empty=True), "must be null (the package manager's own) or a list of "
+    "firewall_packages": (_or_default(_package_list(empty=True)), "must be null (the package manager's own) or a list of "
                           "package names"),
     "rules_file": (_or_default(_matching(_PATH_RE)), "must be null (the package manager's own) or an absolute file path"),
 }

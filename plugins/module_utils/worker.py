@@ -189,13 +189,9 @@ def index_query(node):
 
 def slurmd_install_check(slurmctld_version, node):
     """The check before anything is installed, as the SSH path makes it: the pinned version, else the
-    version the package manager would install (apt's candidate, dnf's newest available)."""
-    if node["package_version"]:
-        version_of = "echo %s" % shlex.quote(node["package_version"])
-    elif node["package_manager"] == "apt":
-        version_of = "apt-cache policy %s | sed -n \"s/^ *Candidate: //p\"" % shlex.quote(node["packages"][0])
-    else:
-        version_of = _dnf_query("available", node["packages"][0])
+    Candidate line of index_query (apt's candidate, dnf's newest available)."""
+    version_of = ("echo %s" % shlex.quote(node["package_version"]) if node["package_version"]
+                  else "{ %s; } | sed -n \"s/^ *Candidate: //p\"" % index_query(node))
     return slurmd_version_check(slurmctld_version, version_of, "the packaged slurmd")
 
 
