@@ -28,6 +28,14 @@ def _doctor_srun_ports(listening, model, member):
     return doctor.srun_port_use(listening, model_or_fail(cluster_model.normalize, model), member)
 
 
+def _doctor_findings(nodes, model=None):
+    return doctor.controller_findings(nodes, model_or_fail(cluster_model.normalize, model) if model else None)
+
+
+def _doctor_gpu_devices(stats, model, member):
+    return doctor.gpu_devices(stats, model_or_fail(cluster_model.normalize, model), member)
+
+
 def _doctor_report(results):
     table, broken = doctor.report(results)
     return {"table": table.splitlines(), "broken": broken}
@@ -41,7 +49,8 @@ class FilterModule(object):
             "doctor_checks": _doctor_checks,
             "doctor_controller_address": _doctor_controller_address,
             "doctor_controller_ping": _doctor_controller_ping,
-            "doctor_findings": doctor.controller_findings,
+            "doctor_findings": _doctor_findings,
+            "doctor_gpu_devices": _doctor_gpu_devices,
             "doctor_report": _doctor_report,
             "doctor_share": doctor.share,
             "doctor_srun_ports": _doctor_srun_ports,

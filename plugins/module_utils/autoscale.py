@@ -32,7 +32,7 @@ __metaclass__ = type
 
 import datetime
 
-from ansible_collections.slime.hybrid.plugins.module_utils import scontrol
+from ansible_collections.slime.hybrid.plugins.module_utils import gres, scontrol
 
 # Pending reasons that more nodes would remove (squeue %r). Everything else (Dependency,
 # JobHeldUser, JobHeldAdmin, BeginTime, QOS limits, ...) is not demand for hosts.
@@ -117,27 +117,12 @@ def _expanded(nodelist):
     for char in nodelist + ",":
         if char == "," and depth == 0:
             if item:
-                names.extend(_expand_one(item))
+                names.extend(gres.expand(item))
             item = ""
             continue
         depth += {"[": 1, "]": -1}.get(char, 0)
         item += char
     return names
-
-
-def _expand_one(item):
-    if "[" not in item:
-        return [item]
-    prefix, rest = item.split("[", 1)
-    body, suffix = rest.split("]", 1)
-    out = []
-    for part in body.split(","):
-        if "-" in part:
-            low, high = part.split("-", 1)
-            out += ["%s%s%s" % (prefix, str(i).zfill(len(low)), suffix) for i in range(int(low), int(high) + 1)]
-        else:
-            out.append(prefix + part + suffix)
-    return out
 
 
 def demand(jobs, feature):

@@ -19,6 +19,7 @@ __metaclass__ = type
 import ipaddress
 import re
 
+from ansible_collections.slime.hybrid.plugins.module_utils import gres
 from ansible_collections.slime.hybrid.plugins.module_utils.slurmd import parse_slurm_version
 
 # Kubernetes' default --service-node-port-range (a cluster may set another: nodeport.range; its
@@ -357,7 +358,7 @@ SITE_WINS = ("pod_routes", "nodeport.address")
 # refused with these. DERIVED: what the model adds, accepted back so that a model is its own input.
 SETTINGS = {
     "": ("name", "network_mode", "controller", "nodeport", "slurmd_port", "srun_port_range", "max_node_count",
-         "srun_concurrency", "pod_routes", "slurm_version", "worker", "image_registry"),
+         "srun_concurrency", "pod_routes", "slurm_version", "worker", "image_registry", "gpus"),
     "controller": ("host", "aliases", "address", "port", "backups"),
     "nodeport": ("address", "port", "range"),
 }
@@ -503,6 +504,8 @@ def _build(raw, require_discovered=True):
     routes = _check_routes(errors, m.get("pod_routes"), required=(mode == "routed" and require_discovered))
     worker, worker_errors = worker_settings(m.get("worker"))
     errors += worker_errors
+    gpus, gpu_errors = gres.settings(m.get("gpus"))
+    errors += gpu_errors
 
     max_nodes = _positive_int(errors, "max_node_count", m.get("max_node_count"))
     concurrency = _positive_int(errors, "srun_concurrency", m.get("srun_concurrency"),
@@ -572,6 +575,8 @@ def _build(raw, require_discovered=True):
         "pod_cidrs": [route["cidr"] for route in routes],
         "worker": worker,
         "image_registry": registry,
+        # GPUs of bare-metal workers (module_utils/gres.py), None when the site states none
+        "gpus": gpus,
     }
     # Each rule's comment spells out the whole rule, so a rule the model no longer
     # produces (say, after a NodePort change) is recognised as stale and replaced.

@@ -15,7 +15,7 @@ import ipaddress
 import math
 import re
 
-from ansible_collections.slime.hybrid.plugins.module_utils import scontrol
+from ansible_collections.slime.hybrid.plugins.module_utils import gres, scontrol
 
 
 def _in_cidrs(address, cidrs):
@@ -186,9 +186,20 @@ def controller_ping(output, model, member):
     return rows
 
 
-def controller_findings(nodes):
-    """What slurmctld itself reports: nodes it cannot reach (NOT_RESPONDING) are broken paths."""
+def controller_findings(nodes, model=None):
+    """What slurmctld itself reports: nodes it cannot reach (NOT_RESPONDING) are broken paths; with the
+    model, each node of its gpus section whose record has other GPUs than the model's, or that slurmctld
+    drained for a registration that did not match its configuration (INVALID_REG: fewer GPUs found than
+    stated), is one too."""
     findings = []
+    for name in sorted(nodes) if model and model.get("gpus") else []:
+        groups = gres.node_groups(model["gpus"], name)
+        drift = gres.record_drift(name, groups, nodes[name])  # INVALID_REG included
+        if groups or drift:
+            observed = "%s %s" % (nodes[name].get("Gres", "(null)"), nodes[name].get("State", ""))
+            findings.append(_row("slurmctld GPUs of %s" % name, gres.stated(groups) or "none", observed, not drift,
+                                 "%s: check the GPUs and their driver on the host, then re-run site.yml, which renews "
+                                 "the node's record" % "; ".join(drift)))
     for name in sorted(nodes):
         state = nodes[name].get("State", "")
         base, flags = scontrol.state_flags(state)
@@ -198,6 +209,20 @@ def controller_findings(nodes):
                              "slurmctld cannot reach %s at NodeAddr %s:6818 (state %s, reason: %s)"
                              % (name, nodes[name].get("NodeAddr", ""), state, nodes[name].get("Reason", "-"))))
     return findings
+
+
+def gpu_devices(stats, model, member):
+    """Report rows: the GPU device files the model gives this host, as ansible.builtin.stat found them (the
+    results of a loop over gres.node_groups' files): a missing one stops slurmd (Slurm 26.05 waits 20 s for a
+    gres.conf File=, then exits), so the node stops responding; [] for a host without GPUs."""
+    files = [path for group in gres.node_groups(model.get("gpus"), member) for path in group["files"]]
+    if not files:
+        return []
+    found = dict((result.get("item"), result.get("stat") or {}) for result in stats or [])
+    missing = [path for path in files if not (found.get(path, {}).get("ischr") or found.get(path, {}).get("isblk"))]
+    return [_row("%s GPU devices" % member, ",".join(files), "not devices: " + ",".join(missing) if missing else "devices",
+                 not missing, "%s: %s not a device (the GPU driver not loaded, or its device files not made): slurmd does "
+                 "not start without them; fix the host, then re-run site.yml" % (member, ", ".join(missing)))]
 
 
 def report(results):

@@ -26,14 +26,16 @@ SYSTEMD_PROPERTIES = ("ActiveState", "UnitFileState", "MainPID", "NeedDaemonRelo
 
 
 def file_state(path):
-    """exists, kind, sha256 (files), mode as '0644', owner, group, mtime; {'exists': False} if absent."""
+    """exists, kind (file, directory, char, block), sha256 (files), mode as '0644', owner, group, mtime;
+    {'exists': False} if absent."""
     try:
         st = os.stat(path)
     except OSError:
         return {"exists": False}
     out = {
         "exists": True,
-        "kind": "directory" if stat.S_ISDIR(st.st_mode) else "file",
+        "kind": ("directory" if stat.S_ISDIR(st.st_mode) else "char" if stat.S_ISCHR(st.st_mode)
+                 else "block" if stat.S_ISBLK(st.st_mode) else "file"),
         "mode": "%04o" % stat.S_IMODE(st.st_mode),
         "owner": _name(pwd.getpwuid, st.st_uid),
         "group": _name(grp.getgrgid, st.st_gid),

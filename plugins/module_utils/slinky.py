@@ -15,7 +15,7 @@ import copy
 import ipaddress
 import re
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, gres
 
 _TAG_VERSION_RE = re.compile(r"^(\d{2}\.\d{2})(?:\.(\d+))?")
 
@@ -526,12 +526,60 @@ def chart_values(model, nodesets=None, loginsets=None, service_accounts=None, no
                 options["slurmd"] = nodeaddr_sync_slurmd(options["slurmd"])
                 nat_nodesets = True
         values["nodesets"][name] = _pod_set(options, pod_spec)
+    if model.get("gpus"):
+        _gpu_values(values, model["gpus"])
     if nat_nodesets:
         sidecar = nodeaddr_sync_container(nodeaddr_sync.get("image"), nodeaddr_sync.get("interval", NODEADDR_SYNC_INTERVAL))
         controller["podSpec"]["initContainers"] = [sidecar]
     for name in sorted(loginsets or {}):
         values["loginsets"][name] = _pod_set(loginsets[name] or {}, {"serviceAccountName": sas["login"]})
     return values
+
+
+# The pod template annotation that carries the digest of the gres.conf the values hold: Slinky's operator
+# makes the controller pod again when slurm.conf changes (the hash of its own ConfigMap in the pod
+# template, internal/builder/controllerbuilder/controller_app.go, getHashes), not when a file of
+# configFiles does, and slurmctld hands configless slurmd the gres.conf it read at its start.
+GRES_CONF_ANNOTATION = "slime.hybrid/gres-conf"
+
+
+def _gpu_values(values, gpus):
+    """The controller's side of the model's GPUs: GresTypes, the controller's gres.conf (which configless
+    slurmd fetches; a line per group of nodes), the digest that makes the controller pod read a changed one,
+    and the GPU partition: a slurm.conf NodeSet of the nodes with the GPU feature, which a dynamic node
+    joins by its feature (the chart's partitions name only its NodeSets, so the lines go into extraConfMap).
+    Partition `all` keeps holding every node."""
+    controller = values["controller"]
+    # (Not AccountingStorageTRES=gres/gpu: slurmctld 26.05 refuses to start with it and no slurmdbd,
+    # "slurmdbd is required to run with TRES gres/gpu", seen on the lab; it comes with accounting.)
+    controller["extraConfMap"]["GresTypes"] = gres.NAME
+    if gpus["partition"]:
+        controller["extraConfMap"]["NodeSet"] = "%s Feature=%s" % (gres.nodeset(gpus), gpus["feature"])
+        controller["extraConfMap"]["PartitionName"] = "%s Nodes=%s MaxTime=UNLIMITED State=UP" % (
+            gpus["partition"], gres.nodeset(gpus))
+    values["configFiles"] = {"gres.conf": gres.gres_conf(gpus)}
+    controller["metadata"] = {"annotations": {GRES_CONF_ANNOTATION: gres.gres_conf_digest(gpus)}}
+
+
+def gpu_values_errors(model, slurm_values, nodesets=None):
+    """What in the site's chart values works against the model's GPUs: a gres.conf of its own in configFiles
+    (the model writes the controller's gres.conf), a GresTypes, NodeSet or PartitionName in extraConfMap, or a
+    NodeSet named as the GPU NodeSet."""
+    gpus = model.get("gpus")
+    if not gpus:
+        return []
+    errors = []
+    if "gres.conf" in ((slurm_values or {}).get("configFiles") or {}):
+        errors.append("slinky_slurm_values.configFiles has a gres.conf and slime_cluster.gpus is set: the collection writes "
+                      "the controller's gres.conf from slime_cluster.gpus; state the GPUs there")
+    extra = (((slurm_values or {}).get("controller") or {}).get("extraConfMap") or {})
+    errors += ["slinky_slurm_values.controller.extraConfMap.%s is set and slime_cluster.gpus is set: the collection "
+               "writes %s from slime_cluster.gpus" % (key, key) for key in ("GresTypes", "NodeSet", "PartitionName")
+               if key in extra]
+    if gres.nodeset(gpus) in (nodesets or {}):
+        errors.append("slinky_nodesets.%s: the name of the slurm.conf NodeSet of the GPU nodes (slime_cluster.gpus.feature "
+                      "%s); name the NodeSet otherwise" % (gres.nodeset(gpus), gpus["feature"]))
+    return errors
 
 
 def service_drift(service, values):

@@ -21,7 +21,7 @@ import hashlib
 import re
 import shlex
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, netfilter, node_features, scontrol, slurmd
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, gres, netfilter, node_features, scontrol, slurmd
 
 NAT_CHAIN = "SLIME-HYBRID-OUT"
 FILTER_CHAIN = "SLIME-HYBRID-IN"
@@ -234,8 +234,15 @@ def plan(model, node):
     settings = cluster_model.effective_worker(settings)
     node = dict(node, **settings)  # validated: uid and gid are ints, the flags booleans
     manager = node["package_manager"]
+    gpus = _gpus(model, node)
+    if gpus:
+        node["features"] = gpus["features"]
+        node["conf_extra"] = dict(node["conf_extra"], Gres=gpus["gres"]) if gpus["gres"] else node["conf_extra"]
     return {
         "worker": settings,
+        # the node's features: the inventory's, and the GPU feature on a node with GPUs (the GPU partition's NodeSet)
+        "features": list(node["features"]),
+        "gpus": gpus,
         "user": {"name": node["user"], "uid": node["uid"], "gid": node["gid"], "home": HOME, "shell": SHELL},
         "key": {"path": node["key_path"], "owner": node["user"], "group": node["user"], "mode": "0600"},
         "directories": sorted({node["key_path"].rsplit("/", 1)[0], DROPIN.rsplit("/", 1)[0]}),
@@ -277,10 +284,39 @@ def plan(model, node):
     }
 
 
+def _gpus(model, node):
+    """The node's GPUs from the model's gpus section (module_utils/gres.py), None for a node without."""
+    groups = gres.node_groups(model.get("gpus"), node["name"])
+    if not groups:
+        return None
+    if any(key.lower() == "gres" for key in node["conf_extra"]):
+        raise ValueError("%s: conf_extra states Gres and slime_cluster.gpus gives this node GPUs; state them in "
+                         "slime_cluster.gpus only (it also writes the controller's gres.conf)" % node["name"])
+    feature = model["gpus"]["feature"]
+    return {
+        "groups": groups,
+        "gres": gres.conf_gres(groups),
+        "files": [path for group in groups for path in group["files"]],
+        "features": list(node["features"]) + ([feature] if feature not in node["features"] else []),
+    }
+
+
+def device_check(plan):
+    """The cloud-init path's version of the SSH path's device check (conflicts()): a shell command that
+    ends runcmd's script, with the message, when a declared GPU device file is not a device."""
+    files = plan["gpus"]["files"] if plan["gpus"] else []
+    if not files:
+        return None
+    return ('for f in %s; do [ -c "$f" ] || [ -b "$f" ] || { echo "slime.hybrid: the model gives this host the GPU '
+            'device $f, which is not a device here (GPU driver not loaded, or its device files not made yet)" >&2; '
+            'exit 1; }; done' % " ".join(shlex.quote(path) for path in files))
+
+
 def conflicts(plan, observed):
     """What the role cannot make right on this host and refuses before changing it."""
     active = observed["units"].get(FIREWALLD, {}).get("ActiveState") == "active"
-    return [FIREWALLD_CONFLICT] if plan["firewall"] and active else []
+    out = [FIREWALLD_CONFLICT] if plan["firewall"] and active else []
+    return out + (gres.device_problems(plan["gpus"]["groups"], observed["files"]) if plan["gpus"] else [])
 
 
 def cloud_config(plan, key_b64):
@@ -298,6 +334,8 @@ def cloud_config(plan, key_b64):
     # conflicts() first; a string, not a command list: its exit ends runcmd's script before anything changes
     runcmd = ["if systemctl is-active --quiet %s; then echo %s >&2; exit 1; fi"
               % (FIREWALLD, shlex.quote("slime.hybrid: " + FIREWALLD_CONFLICT))] if firewall else []
+    check = device_check(plan)
+    runcmd += [check] if check else []
     runcmd.append(["sh", "-c", plan["hosts"]["shell"]])
     if plan["source_key"]:
         path = plan["source_key"]["path"]
@@ -338,6 +376,7 @@ def observe_targets(plan, node_name):
     """What host_state.observe() reads for this plan."""
     files = [plan["key"]["path"], DROPIN, ROUTES_UNIT, HOSTS_FILE] + plan["directories"]
     files += [part["path"] for part in (plan["source"], plan["source_key"]) if part]
+    files += plan["gpus"]["files"] if plan["gpus"] else []
     return {
         "package_manager": plan["package_manager"],
         "files": files,
@@ -443,7 +482,7 @@ def _node_drift(node_name, features, record):
 
 def drift(plan, observed, node_name, features, key_sha256):
     """{part: [reasons]} for every part of the plan the host does not match; {} when it is converged.
-    Parts: dpkg (apt's database only), user, source, packages, directories, key, firewall, hosts, routes, dropin,
+    Parts: dpkg (apt's database only), user, source, packages, directories, key, firewall, hosts, routes, dropin, gpus,
     service, restart (slurmd runs an older key, drop-in or unit than the disk holds: a restart a
     killed run never made), node (slurmctld's record: registered, available, with the wanted features). Each
     says what the role's tasks for that part would find to change, as their modules decide it."""
@@ -502,4 +541,8 @@ def drift(plan, observed, node_name, features, key_sha256):
         out["restart"].append("slurmctld records NodeAddr %s, not an address of this host (%s): the registration "
                               "was translated on its way" % (node_addr, ", ".join(observed["addresses"])))
     out["node"] = _node_drift(node_name, features, observed["node"])
+    # GPUs: declared device files missing (conflicts() refuses the host), or a record whose GPUs are not the
+    # model's (only a new record takes others: gres.yml renews it)
+    groups = plan["gpus"]["groups"] if plan["gpus"] else []
+    out["gpus"] = gres.device_problems(groups, observed["files"]) + gres.record_drift(node_name, groups, observed["node"])
     return dict((part, reasons) for part, reasons in out.items() if reasons)
