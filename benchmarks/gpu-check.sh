@@ -99,6 +99,10 @@ case "$record" in *State=IDLE*) ;; *)
 esac
 gres=$(tr ' ' '\n' <<<"$record" | sed -n 's/^Gres=//p')
 say "scontrol show node: Gres=$gres $(tr ' ' '\n' <<<"$record" | grep -E '^(State|AvailableFeatures)=' | tr '\n' ' ')"
+case "$gres" in gpu:*:[1-9]*|gpu:[1-9]*) ;; *)
+  grep -i -E 'gpu|gres' "$dir/log/slurmd.log" | tail -5 | while IFS= read -r line; do say "slurmd.log: $line"; done
+  die "slurmd registered no GPU (Gres=$gres)" ;;
+esac
 if command -v nvidia-smi >/dev/null; then
   say "nvidia-smi -L on the host: $(nvidia-smi -L | wc -l) GPU(s)"
   # shellcheck disable=SC2016  # expanded by the step's shell
@@ -110,6 +114,5 @@ fi
 out=$(timeout 60 srun -N1 -w "$node" --gres=gpu:1 sh -c "$step" 2>&1) || { say "step: $out"; die "the one-GPU step failed"; }
 say "srun --gres=gpu:1:"
 while IFS= read -r line; do say "  $line"; done <<<"$out"
-case "$gres" in gpu:*:[1-9]*|gpu:[1-9]*) ;; *) die "slurmd registered no GPU (Gres=$gres)" ;; esac
 grep -q '^CUDA_VISIBLE_DEVICES=[0-9]' <<<"$out" || die "the step saw no GPU"
 say "ok"

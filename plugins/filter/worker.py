@@ -13,7 +13,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.slime.hybrid.plugins.filter.cluster import model_or_fail
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, secret_file, worker
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, gres, secret_file, worker
 
 
 class _UserDataDumper(yaml.SafeDumper):
@@ -68,11 +68,17 @@ def _worker_user_data(nodes, model, key_b64):
     return out
 
 
+def _gpu_drift(record, plan, name):
+    """Why the GPUs of slurmctld's record of the node (scontrol_record or slurm_node_state's) are not the plan's."""
+    return gres.record_drift(name, plan["gpus"]["groups"] if plan.get("gpus") else [], record or None)
+
+
 class FilterModule(object):
     """slime.hybrid worker filters."""
 
     def filters(self):
         return {
+            "gpu_drift": _gpu_drift,
             "worker_plan": _worker_plan,
             "worker_user_data": _worker_user_data,
         }

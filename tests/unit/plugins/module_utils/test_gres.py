@@ -240,3 +240,15 @@ def test_the_doctor_reports_the_gpus_of_each_gpu_node():
     assert [row["name"] for row in doctor.controller_findings(nodes)] == [
         "slurmctld -> slurmd bm-1 (NodeAddr 10.127.0.61)", "slurmctld -> slurmd bm-2 (NodeAddr 10.127.0.62)",
         "slurmctld -> slurmd slinky-0 (NodeAddr 10.244.1.4)"]
+
+
+def test_the_gpu_drift_filter_reads_a_plan_and_a_record():
+    from ansible_collections.slime.hybrid.plugins.filter.worker import FilterModule
+    gpu_drift = FilterModule().filters()["gpu_drift"]
+    plan = worker.plan(model({"nodes": [{"names": ["bm-1"], "autodetect": "nvidia", "count": 8}]}), node())
+    assert gpu_drift({"Gres": "gpu:nvidia_h100:8(S:0-1)", "State": "IDLE"}, plan, "bm-1") == []
+    assert gpu_drift({"Gres": "(null)", "State": "IDLE"}, plan, "bm-1") == [
+        "bm-1 has Gres=(null) in slurmctld, the model says gpu:(detected):8"]
+    # a node without GPUs in the model: a record with GPUs is a difference, none is not
+    plain = worker.plan(model({"nodes": []}), node())
+    assert gpu_drift({"Gres": "(null)"}, plain, "bm-1") == [] and gpu_drift({}, plain, "bm-1") == []
