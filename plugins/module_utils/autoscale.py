@@ -10,8 +10,15 @@ snapshot and says scale_out (which spare hosts), scale_in (which idle nodes) or 
 The rules, and why (the thesis's scaling webhook "bounced": its query of pending-or-running
 jobs scaled up and down in turns while jobs started):
 - Demand is what PENDING jobs that only bare metal can serve still need: jobs whose features
-  name the bare-metal feature, pending for a reason that more nodes would remove (Resources,
-  Priority, ...; not a dependency, a hold or a begin time). Running jobs are never demand.
+  name the bare-metal feature, or, for a pool with a partition of its own (a GPU pool: the
+  model's GPU partition, docs/howto-gpu.md), jobs pending in that partition, pending for a reason
+  that more nodes would remove (Resources, Priority, ...; not a dependency, a hold or a begin
+  time; in the pool's partition also PartitionConfig, the reason of a job in a partition with no
+  node yet). Running jobs are never demand. (A GPU job that names no such partition is refused
+  at submission while no GPU node is registered: Slurm 26.05 accepts `sbatch -p gpu
+  --gres=gpu:1` into the empty partition, PENDING for PartitionConfig, and refuses `-p all
+  --gres=gpu:1` and `-C gpu`, "Requested node configuration is not available" and "Invalid
+  feature specification"; seen on Slurm 26.05.5.)
 - Supply is the bare-metal nodes of the pool that are IDLE now plus the hosts already asked
   for and not yet in Slurm (in flight): a job about to start on a node that just joined is
   not counted twice, so no second host is asked for it.
@@ -40,6 +47,7 @@ NODE_REASONS = ("Resources", "Priority", "ReqNodeNotAvail", "BadConstraints", "N
 
 DEFAULTS = {
     "feature": "baremetal",   # the feature of bare-metal nodes, and of jobs only they can serve
+    "partition": None,        # a partition only the pool's nodes are in (a GPU pool: the GPU partition)
     "hosts": [],              # the pool: hosts scale_out.yml may add and scale_in.yml may release
     "min_nodes": 0,
     "max_nodes": None,        # None: the size of the pool
@@ -48,8 +56,11 @@ DEFAULTS = {
     "in_flight_timeout": 1800,  # seconds after which a host asked for and never seen is asked for again
 }
 
+# Why a job waits in a partition that has no node yet (the pool's partition, scaled in to nothing).
+EMPTY_PARTITION_REASON = "PartitionConfig"
+
 # Squeue output the event source asks for: one job per line, fields in this order.
-SQUEUE_FORMAT = "%i|%T|%D|%f|%r|%N"
+SQUEUE_FORMAT = "%i|%T|%D|%f|%r|%N|%P"
 SLURM_TIME = "%Y-%m-%dT%H:%M:%S"
 
 
@@ -64,6 +75,10 @@ def policy(options):
     for key in ("min_nodes", "cooldown", "idle_time", "in_flight_timeout"):
         if not isinstance(out[key], int) or isinstance(out[key], bool) or out[key] < 0:
             errors.append("%s=%r must be a whole number >= 0" % (key, out[key]))
+    if out["partition"] == "":
+        out["partition"] = None  # a rulebook's unset variable
+    if out["partition"] is not None and not isinstance(out["partition"], str):
+        errors.append("partition=%r must be a partition name or unset" % (out["partition"],))
     if out["max_nodes"] is not None and (not isinstance(out["max_nodes"], int) or out["max_nodes"] < 0):
         errors.append("max_nodes=%r must be a whole number >= 0 or unset" % (out["max_nodes"],))
     if not errors:
@@ -85,12 +100,12 @@ def parse_squeue(text):
         if not line.strip():
             continue
         fields = line.split("|")
-        if len(fields) != 6:
+        if len(fields) != SQUEUE_FORMAT.count("|") + 1:
             raise ValueError("squeue line %r does not have the fields of %s" % (line, SQUEUE_FORMAT))
-        job_id, state, nodes, features, reason, nodelist = fields
+        job_id, state, nodes, features, reason, nodelist, partitions = fields
         jobs.append({"id": job_id, "state": state, "nodes": int(nodes) if nodes.isdigit() else 1,
                      "features": features if features != "(null)" else "", "reason": reason,
-                     "nodelist": nodelist})
+                     "nodelist": nodelist, "partitions": partitions.split(",")})
     return jobs
 
 
@@ -125,10 +140,17 @@ def _expanded(nodelist):
     return names
 
 
-def demand(jobs, feature):
-    """Nodes that pending jobs only bare metal can serve still need."""
-    return sum(job["nodes"] for job in jobs
-               if job["state"] == "PENDING" and job["reason"] in NODE_REASONS and _wants_feature(job["features"], feature))
+def _for_pool(job, feature, partition):
+    """Whether a pending job waits for nodes only the pool has: it names the pool's feature, or waits in
+    the pool's partition (there also because the partition has no node yet)."""
+    if partition and partition in job.get("partitions", []):
+        return job["reason"] in NODE_REASONS + (EMPTY_PARTITION_REASON,)
+    return job["reason"] in NODE_REASONS and _wants_feature(job["features"], feature)
+
+
+def demand(jobs, feature, partition=None):
+    """Nodes that pending jobs only bare metal (this pool) can serve still need."""
+    return sum(job["nodes"] for job in jobs if job["state"] == "PENDING" and _for_pool(job, feature, partition))
 
 
 def _idle(node):
@@ -164,7 +186,7 @@ def decide(options, jobs, nodes, state, now):
     spare = [host for host in pool if host not in nodes and host not in in_flight]
     busy = {name for job in jobs if job["state"] in ("RUNNING", "COMPLETING") for name in _expanded(job["nodelist"])}
     idle = [host for host in up if _idle(nodes[host]) and host not in busy and host not in releasing]
-    wanted = demand(jobs, options["feature"])
+    wanted = demand(jobs, options["feature"], options["partition"])
     room = options["max_nodes"] - len(up) - len(in_flight)
 
     short = max(wanted - len(idle) - len(in_flight), options["min_nodes"] - len(up) - len(in_flight), 0)

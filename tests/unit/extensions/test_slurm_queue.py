@@ -65,7 +65,7 @@ async def first_events(args, polls):
 
 
 def test_pending_bare_metal_job_makes_one_scale_out_event(tmp_path):
-    command = fake_slurm(tmp_path, "41|PENDING|1|baremetal|Resources|\n")
+    command = fake_slurm(tmp_path, "41|PENDING|1|baremetal|Resources||all\n")
     events = asyncio.run(first_events({"command": command, "hosts": ["bm-9"], "interval": 0, "idle_time": 60}, 3))
     # One event: the next polls count bm-9 as coming.
     assert events == [{"slurm_autoscale": {"action": "scale_out", "hosts": ["bm-9"], "reason": events[0]["slurm_autoscale"]["reason"]}}]
@@ -73,7 +73,7 @@ def test_pending_bare_metal_job_makes_one_scale_out_event(tmp_path):
 
 
 def test_no_event_while_nothing_is_to_change(tmp_path):
-    command = fake_slurm(tmp_path, "41|PENDING|1|pod|Resources|\n")
+    command = fake_slurm(tmp_path, "41|PENDING|1|pod|Resources||all\n")
     assert asyncio.run(first_events({"command": command, "hosts": ["bm-9"], "interval": 0}, 2)) == []
 
 
@@ -89,7 +89,7 @@ def test_bad_policy_options_are_refused_at_start(tmp_path):
 
 
 def test_numbers_given_as_text_by_a_rulebook_are_read(tmp_path):
-    command = fake_slurm(tmp_path, "41|PENDING|2|baremetal|Resources|\n")
+    command = fake_slurm(tmp_path, "41|PENDING|2|baremetal|Resources||all\n")
     events = asyncio.run(first_events({"command": command, "hosts": ["bm-8", "bm-9"], "interval": "0",
                                        "max_nodes": "1", "idle_time": "600"}, 2))
     assert [e["slurm_autoscale"]["hosts"] for e in events] == [["bm-8"]]

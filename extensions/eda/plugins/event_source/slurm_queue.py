@@ -37,6 +37,11 @@ options:
     description: The feature of bare-metal nodes, and of jobs only they can serve.
     type: str
     default: baremetal
+  partition:
+    description:
+      - A partition only the pool's nodes are in (a pool of GPU hosts - the model's GPU partition, docs/howto-gpu.md);
+        jobs pending there are demand too, also while the partition has no node yet (reason C(PartitionConfig)).
+    type: str
   min_nodes:
     description: Bare-metal nodes of the pool kept up.
     type: int
@@ -79,7 +84,7 @@ except ImportError:  # run by ansible-rulebook with runpy: put this collection's
     sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), *[".."] * 7)))
     from ansible_collections.slime.hybrid.plugins.module_utils import autoscale, scontrol
 
-POLICY_KEYS = ("hosts", "feature", "min_nodes", "max_nodes", "cooldown", "idle_time", "in_flight_timeout")
+POLICY_KEYS = ("hosts", "feature", "partition", "min_nodes", "max_nodes", "cooldown", "idle_time", "in_flight_timeout")
 logger = logging.getLogger(__name__)
 
 

@@ -33,8 +33,9 @@ def node(state="IDLE+DYNAMIC_NORM", busy=T0, features="baremetal"):
     return {"State": state, "LastBusyTime": stamp(busy), "AvailableFeatures": features}
 
 
-def job(job_id, state="PENDING", nodes=1, features="baremetal", reason="Resources", nodelist=""):
-    return {"id": str(job_id), "state": state, "nodes": nodes, "features": features, "reason": reason, "nodelist": nodelist}
+def job(job_id, state="PENDING", nodes=1, features="baremetal", reason="Resources", nodelist="", partitions=("all",)):
+    return {"id": str(job_id), "state": state, "nodes": nodes, "features": features, "reason": reason, "nodelist": nodelist,
+            "partitions": list(partitions)}
 
 
 def opts(**kwargs):
@@ -61,10 +62,11 @@ def test_policy_defaults_and_every_bad_value_named_at_once():
 
 
 def test_parse_squeue_lines():
-    text = "12|PENDING|2|baremetal|Resources|\n13|RUNNING|3|[baremetal*1&pod*2]|None|bm-[1-2],pod-1\n14|PENDING|1|(null)|Dependency|\n"
+    text = ("12|PENDING|2|baremetal|Resources||all\n13|RUNNING|3|[baremetal*1&pod*2]|None|bm-[1-2],pod-1|all\n"
+            "14|PENDING|1|(null)|Dependency||gpu,all\n")
     jobs = autoscale.parse_squeue(text)
     assert [j["id"] for j in jobs] == ["12", "13", "14"]
-    assert jobs[0]["nodes"] == 2 and jobs[2]["features"] == ""
+    assert jobs[0]["nodes"] == 2 and jobs[2]["features"] == "" and jobs[2]["partitions"] == ["gpu", "all"]
     assert autoscale._expanded(jobs[1]["nodelist"]) == ["bm-1", "bm-2", "pod-1"]
     assert autoscale._expanded("bench[001-003,007]") == ["bench001", "bench002", "bench003", "bench007"]
     with pytest.raises(ValueError, match="does not have the fields"):
@@ -180,3 +182,24 @@ def test_real_scontrol_output_is_read(monkeypatch):
     # Only the nodes whose state is exactly IDLE (+DYNAMIC_NORM) are released; DOWN/DRAIN and MIXED are not.
     idle = [name for name, n in nodes.items() if n["State"] == "IDLE+DYNAMIC_NORM"]
     assert decision["action"] == "scale_in" and decision["hosts"] == idle
+
+
+# squeue -h -t PENDING,RUNNING,COMPLETING -o SQUEUE_FORMAT of Slurm 26.05.5 with a GPU partition on a NodeSet of
+# feature gpu and no GPU node registered: `sbatch -p gpu --gres=gpu:1` and `-p gpu -N1` wait there
+# (PartitionConfig), `-C baremetal --hold` is held (`-p all --gres=gpu:1`, `-C gpu` were refused at submission).
+EMPTY_GPU_PARTITION = "6|PENDING|1|baremetal|JobHeldUser||all\n3|PENDING|1|(null)|PartitionConfig||gpu\n2|PENDING|1|(null)|PartitionConfig||gpu\n"
+
+
+def test_a_gpu_pool_counts_the_jobs_waiting_in_its_partition_with_no_node_yet():
+    jobs = autoscale.parse_squeue(EMPTY_GPU_PARTITION)
+    assert autoscale.demand(jobs, "gpu", "gpu") == 2
+    assert autoscale.demand(jobs, "gpu") == 0  # without the partition: no job names the feature
+    assert autoscale.demand(jobs, "baremetal") == 0  # held: not demand
+    decision, _ = autoscale.decide(autoscale.policy(opts(feature="gpu", partition="gpu")), jobs, {}, {}, at(0))
+    assert decision == {"action": "scale_out", "hosts": POOL[:2],
+                        "reason": "pending bare-metal jobs need 2 nodes; 0 idle, 0 coming"}
+    # PartitionConfig elsewhere is not the pool's business; a dependency in the pool's partition neither
+    others = [job(7, features="", reason="PartitionConfig"), job(8, features="", reason="Dependency", partitions=["gpu"])]
+    assert autoscale.demand(others, "gpu", "gpu") == 0
+    with pytest.raises(ValueError, match="partition=5 must be a partition name or unset"):
+        autoscale.policy(opts(partition=5))
