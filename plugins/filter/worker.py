@@ -70,7 +70,9 @@ def _worker_user_data(nodes, model, key_b64):
 
 def _gpu_drift(record, plan, name):
     """Why the GPUs of slurmctld's record of the node (scontrol_record or slurm_node_state's) are not the plan's."""
-    return gres.record_drift(name, plan["gpus"]["groups"] if plan.get("gpus") else [], record or None)
+    if not plan.get("gpus"):  # a model without gpus: the collection leaves GRES alone
+        return []
+    return gres.record_drift(name, plan["gpus"]["groups"], record or None)
 
 
 class FilterModule(object):

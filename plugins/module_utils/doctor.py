@@ -193,9 +193,9 @@ def controller_findings(nodes, model=None):
     stated), is one too."""
     findings = []
     for name in sorted(nodes) if model and model.get("gpus") else []:
-        groups = gres.node_groups(model["gpus"], name)
+        groups = gres.node_groups(model["gpus"], name)  # the model's GPU nodes (pod workers have none there)
         drift = gres.record_drift(name, groups, nodes[name])  # INVALID_REG included
-        if groups or drift:
+        if groups:
             observed = "%s %s" % (nodes[name].get("Gres", "(null)"), nodes[name].get("State", ""))
             findings.append(_row("slurmctld GPUs of %s" % name, gres.stated(groups) or "none", observed, not drift,
                                  "%s: check the GPUs and their driver on the host, then re-run site.yml, which renews "

@@ -285,19 +285,20 @@ def plan(model, node):
 
 
 def _gpus(model, node):
-    """The node's GPUs from the model's gpus section (module_utils/gres.py), None for a node without."""
-    groups = gres.node_groups(model.get("gpus"), node["name"])
-    if not groups:
+    """The node's GPUs from the model's gpus section (module_utils/gres.py): no groups for a node without
+    GPUs; None where the model has no gpus section (the collection then leaves GRES alone)."""
+    if not model.get("gpus"):
         return None
     if any(key.lower() == "gres" for key in node["conf_extra"]):
-        raise ValueError("%s: conf_extra states Gres and slime_cluster.gpus gives this node GPUs; state them in "
-                         "slime_cluster.gpus only (it also writes the controller's gres.conf)" % node["name"])
+        raise ValueError("%s: conf_extra states Gres and slime_cluster.gpus is set; state GPUs in slime_cluster.gpus "
+                         "only (it also writes the controller's gres.conf)" % node["name"])
+    groups = gres.node_groups(model["gpus"], node["name"])
     feature = model["gpus"]["feature"]
     return {
         "groups": groups,
         "gres": gres.conf_gres(groups),
         "files": [path for group in groups for path in group["files"]],
-        "features": list(node["features"]) + ([feature] if feature not in node["features"] else []),
+        "features": list(node["features"]) + ([feature] if groups and feature not in node["features"] else []),
     }
 
 
@@ -541,8 +542,9 @@ def drift(plan, observed, node_name, features, key_sha256):
         out["restart"].append("slurmctld records NodeAddr %s, not an address of this host (%s): the registration "
                               "was translated on its way" % (node_addr, ", ".join(observed["addresses"])))
     out["node"] = _node_drift(node_name, features, observed["node"])
-    # GPUs: declared device files missing (conflicts() refuses the host), or a record whose GPUs are not the
-    # model's (only a new record takes others: gres.yml renews it)
-    groups = plan["gpus"]["groups"] if plan["gpus"] else []
-    out["gpus"] = gres.device_problems(groups, observed["files"]) + gres.record_drift(node_name, groups, observed["node"])
+    # GPUs, where the model has a gpus section: declared device files missing (conflicts() refuses the host),
+    # or a record whose GPUs are not the model's (only a new record takes others: tasks/gpus.yml renews it)
+    if plan["gpus"]:
+        groups = plan["gpus"]["groups"]
+        out["gpus"] = gres.device_problems(groups, observed["files"]) + gres.record_drift(node_name, groups, observed["node"])
     return dict((part, reasons) for part, reasons in out.items() if reasons)

@@ -162,10 +162,14 @@ def test_the_plan_of_a_gpu_worker_states_its_gres_and_feature():
     assert '-N bm-1 --conf "Feature=baremetal,gpu Gres=gpu:fake:2 Weight=5"' in plan["dropin"]["content"]
     assert "/dev/nvidia1" in worker.observe_targets(plan, "bm-1")["files"]
     other = worker.plan(out, node("bm-3"))
-    assert other["gpus"] is None and other["features"] == ["baremetal"]
+    assert other["gpus"]["groups"] == [] and other["features"] == ["baremetal"] and worker.device_check(other) is None
     assert "Gres" not in other["dropin"]["content"]
-    with pytest.raises(ValueError, match="bm-1: conf_extra states Gres and slime_cluster.gpus gives this node GPUs"):
-        worker.plan(out, node(conf_extra={"Gres": "gpu:2"}))
+    for name in ("bm-1", "bm-3"):  # with gpus, GPUs are the model's only
+        with pytest.raises(ValueError, match="%s: conf_extra states Gres and slime_cluster.gpus is set" % name):
+            worker.plan(out, node(name, conf_extra={"Gres": "gpu:2"}))
+    # without gpus the collection leaves GRES alone: a site's own Gres in conf_extra is no drift
+    plain = worker.plan(cluster_model.normalize(MODEL), node(conf_extra={"Gres": "gpu:2"}))
+    assert plain["gpus"] is None and 'Gres=gpu:2"' in plain["dropin"]["content"]
 
 
 @pytest.mark.parametrize("devices, ok", [(["/dev/null"], True), (["/dev/null", "/nonexistent/nvidia1"], False)])
@@ -249,6 +253,9 @@ def test_the_gpu_drift_filter_reads_a_plan_and_a_record():
     assert gpu_drift({"Gres": "gpu:nvidia_h100:8(S:0-1)", "State": "IDLE"}, plan, "bm-1") == []
     assert gpu_drift({"Gres": "(null)", "State": "IDLE"}, plan, "bm-1") == [
         "bm-1 has Gres=(null) in slurmctld, the model says gpu:(detected):8"]
-    # a node without GPUs in the model: a record with GPUs is a difference, none is not
+    # a node without GPUs in a model with gpus: a record with GPUs is a difference, none is not
     plain = worker.plan(model({"nodes": []}), node())
     assert gpu_drift({"Gres": "(null)"}, plain, "bm-1") == [] and gpu_drift({}, plain, "bm-1") == []
+    assert gpu_drift({"Gres": "gpu:t4:1"}, plain, "bm-1") == ["bm-1 has Gres=gpu:t4:1 in slurmctld, the model says no GPUs"]
+    # a model without gpus leaves a site's own GRES alone
+    assert gpu_drift({"Gres": "gpu:t4:1"}, worker.plan(cluster_model.normalize(MODEL), node()), "bm-1") == []
