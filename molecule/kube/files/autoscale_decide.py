@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 slime.hybrid contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -17,7 +16,7 @@ import sys
 from ansible_collections.slime.hybrid.plugins.module_utils import autoscale, scontrol
 
 snapshot = json.load(sys.stdin)
-decision, _ = autoscale.decide(autoscale.policy(snapshot["options"]), autoscale.parse_squeue(snapshot["squeue"]),
-                               scontrol.parse_nodes(snapshot["nodes"]), {},
-                               datetime.datetime.strptime(snapshot["now"].strip(), autoscale.SLURM_TIME))
+decision = autoscale.decide(autoscale.policy(snapshot["options"]), autoscale.parse_squeue(snapshot["squeue"]),
+                            scontrol.parse_nodes(snapshot["nodes"]), {},
+                            datetime.datetime.strptime(snapshot["now"].strip(), autoscale.SLURM_TIME))[0]
 print(json.dumps(decision))

@@ -195,7 +195,7 @@ def test_a_gpu_pool_counts_the_jobs_waiting_in_its_partition_with_no_node_yet():
     assert autoscale.demand(jobs, "gpu", "gpu") == 2
     assert autoscale.demand(jobs, "gpu") == 0  # without the partition: no job names the feature
     assert autoscale.demand(jobs, "baremetal") == 0  # held: not demand
-    decision, _ = autoscale.decide(autoscale.policy(opts(feature="gpu", partition="gpu")), jobs, {}, {}, at(0))
+    decision = autoscale.decide(autoscale.policy(opts(feature="gpu", partition="gpu")), jobs, {}, {}, at(0))[0]
     assert decision == {"action": "scale_out", "hosts": POOL[:2],
                         "reason": "pending bare-metal jobs need 2 nodes; 0 idle, 0 coming"}
     # PartitionConfig elsewhere is not the pool's business; a dependency in the pool's partition neither
