@@ -13,7 +13,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.slime.hybrid.plugins.filter.cluster import model_or_fail
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, gres, secret_file, worker
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, secret_file, worker
 
 
 class _UserDataDumper(yaml.SafeDumper):
@@ -70,9 +70,7 @@ def _worker_user_data(nodes, model, key_b64):
 
 def _gpu_drift(record, plan, name):
     """Why the GPUs of slurmctld's record of the node (scontrol_record or slurm_node_state's) are not the plan's."""
-    if not plan.get("gpus"):  # a model without gpus: the collection leaves GRES alone
-        return []
-    return gres.record_drift(name, plan["gpus"]["groups"], record or None)
+    return worker.gpu_record_drift(plan, name, record or None)
 
 
 class FilterModule(object):

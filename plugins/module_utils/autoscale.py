@@ -143,7 +143,7 @@ def _expanded(nodelist):
 def _for_pool(job, feature, partition):
     """Whether a pending job waits for nodes only the pool has: it names the pool's feature, or waits in
     the pool's partition (there also because the partition has no node yet)."""
-    if partition and partition in job.get("partitions", []):
+    if partition and partition in job["partitions"]:
         return job["reason"] in NODE_REASONS + (EMPTY_PARTITION_REASON,)
     return job["reason"] in NODE_REASONS and _wants_feature(job["features"], feature)
 

@@ -194,12 +194,13 @@ def controller_findings(nodes, model=None):
     findings = []
     for name in sorted(nodes) if model and model.get("gpus") else []:
         groups = gres.node_groups(model["gpus"], name)  # the model's GPU nodes (pod workers have none there)
+        if not groups:
+            continue
         drift = gres.record_drift(name, groups, nodes[name])  # INVALID_REG included
-        if groups:
-            observed = "%s %s" % (nodes[name].get("Gres", "(null)"), nodes[name].get("State", ""))
-            findings.append(_row("slurmctld GPUs of %s" % name, gres.stated(groups) or "none", observed, not drift,
-                                 "%s: check the GPUs and their driver on the host, then re-run site.yml, which renews "
-                                 "the node's record" % "; ".join(drift)))
+        observed = "%s %s" % (nodes[name].get("Gres", "(null)"), nodes[name].get("State", ""))
+        findings.append(_row("slurmctld GPUs of %s" % name, gres.stated(groups), observed, not drift,
+                             "%s: check the GPUs and their driver on the host, then re-run site.yml, which renews "
+                             "the node's record" % "; ".join(drift)))
     for name in sorted(nodes):
         state = nodes[name].get("State", "")
         base, flags = scontrol.state_flags(state)

@@ -413,6 +413,12 @@ def _installed(db, name, version=""):
     return not version or fnmatch.fnmatch(found["version"], version)
 
 
+def gpu_record_drift(plan, node_name, record):
+    """Why the GPUs of slurmctld's record of the node are not its plan's (gres.record_drift); [] where the
+    model has no gpus section: the collection then leaves GRES alone."""
+    return gres.record_drift(node_name, plan["gpus"]["groups"], record) if plan["gpus"] else []
+
+
 def _rule(line):
     """An iptables -S / iptables-restore rule as words, '-I CHAIN N' read as '-A CHAIN'."""
     words = shlex.split(line)
@@ -545,6 +551,6 @@ def drift(plan, observed, node_name, features, key_sha256):
     # GPUs, where the model has a gpus section: declared device files missing (conflicts() refuses the host),
     # or a record whose GPUs are not the model's (only a new record takes others: tasks/gpus.yml renews it)
     if plan["gpus"]:
-        groups = plan["gpus"]["groups"]
-        out["gpus"] = gres.device_problems(groups, observed["files"]) + gres.record_drift(node_name, groups, observed["node"])
+        out["gpus"] = (gres.device_problems(plan["gpus"]["groups"], observed["files"])
+                       + gpu_record_drift(plan, node_name, observed["node"]))
     return dict((part, reasons) for part, reasons in out.items() if reasons)
