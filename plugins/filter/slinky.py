@@ -29,10 +29,10 @@ def _loginset_errors(intent, loginsets):
         return []
 
 
-def _gpu_values_errors(intent, slurm_values, nodesets=None):
-    """Problems of the site's chart values with the model's GPUs; [] while the intent itself is invalid."""
+def _model_values_errors(intent, slurm_values, nodesets=None):
+    """Problems of the site's chart values with the model's GPUs and health checks; [] while the intent itself is invalid."""
     try:
-        return slinky.gpu_values_errors(cluster_model.normalize_intent(intent), slurm_values, nodesets)
+        return slinky.model_values_errors(cluster_model.normalize_intent(intent), slurm_values, nodesets)
     except cluster_model.ModelError:
         return []
 
@@ -46,7 +46,7 @@ class FilterModule(object):
             "chart_values": _chart_values,
             "config_drift": slinky.config_drift,
             "config_map_name": slinky.config_map_name,
-            "gpu_values_errors": _gpu_values_errors,
+            "model_values_errors": _model_values_errors,
             "loginset_errors": _loginset_errors,
             "rollout_pending": slinky.rollout_pending,
             "service_drift": slinky.service_drift,

@@ -104,10 +104,11 @@ def diff_text(current, names, planned):
     return "\n".join(before) + "\n", "\n".join(after) + "\n"
 
 
-def unavailable(current, names, version=None, drained_ok=False):
+def unavailable(current, names, version=None, drained_ok=False, drain_reason_ok=None):
     """{name: why} for the named nodes slurmctld does not list as available yet: unknown to it, not
-    responding, down, drained (unless drained_ok: a node an upgrade drained, back before its resume),
-    or, with version, registered at another release."""
+    responding, down, drained (unless drained_ok: a node an upgrade drained, back before its resume;
+    or drained with a reason that starts with drain_reason_ok: the health check's own drain of a node
+    that registered), or, with version, registered at another release."""
     out = {}
     for name in names:
         record = current.get(name)
@@ -115,8 +116,11 @@ def unavailable(current, names, version=None, drained_ok=False):
             out[name] = "not listed by slurmctld"
             continue
         state = record.get("State", "")
+        reason = record.get("Reason", "")
+        if drain_reason_ok and reason.startswith(drain_reason_ok):
+            drained_ok = True
         if not scontrol.is_available(state.replace("+DRAIN", "") if drained_ok else state):
-            out[name] = "State=%s" % state
+            out[name] = "State=%s" % state + (" Reason=%s" % reason if reason else "")
         elif version and record.get("Version") != version:
             out[name] = "Version=%s, not %s" % (record.get("Version"), version)
     return out

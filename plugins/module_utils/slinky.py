@@ -15,7 +15,7 @@ import copy
 import ipaddress
 import re
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, gres
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, gres, health
 
 _TAG_VERSION_RE = re.compile(r"^(\d{2}\.\d{2})(?:\.(\d+))?")
 
@@ -472,6 +472,9 @@ def chart_values(model, nodesets=None, loginsets=None, service_accounts=None, no
     - in network_mode routed, pods are reached at their pod IPs: no NodePort, no hostPorts;
     - every pod runs as a ServiceAccount of its own (created by the chart through extraObjects);
     - partition `all` holds every node, pods and bare metal alike;
+    - with the model's health checks on, slurm.conf runs the health check program on every node; the
+      chart creates its ConfigMap (extraObjects) and every NodeSet's slurmd mounts it where
+      HealthCheckProgram names it (module_utils/health.py);
     - nodeaddr_sync ({image, interval}, or None for none): in network_mode nat, with a NodeSet on
       the pod network, each such NodeSet's slurmd states its node's address in Extra and a
       sidecar beside slurmctld keeps NodeAddr at it (above).
@@ -525,7 +528,16 @@ def chart_values(model, nodesets=None, loginsets=None, service_accounts=None, no
             if nodeaddr_sync:
                 options["slurmd"] = nodeaddr_sync_slurmd(options["slurmd"])
                 nat_nodesets = True
+        checks = health.of(model)
+        if checks:
+            # the health check program where slurm.conf's HealthCheckProgram names it (appended to the site's own)
+            options["slurmd"] = dict(options.get("slurmd") or {})
+            options["slurmd"]["volumeMounts"] = list(options["slurmd"].get("volumeMounts") or []) + [health.pod_mount()]
+            pod_spec["volumes"] = list((options.get("podSpec") or {}).get("volumes") or []) + [health.pod_volume()]
         values["nodesets"][name] = _pod_set(options, pod_spec)
+    if health.of(model):
+        controller["extraConfMap"].update(health.slurm_conf(model["health"]))
+        values["extraObjects"].append(health.config_map(model["health"]))
     if model.get("gpus"):
         _gpu_values(values, model["gpus"])
     if nat_nodesets:
@@ -561,18 +573,22 @@ def _gpu_values(values, gpus):
     controller["metadata"] = {"annotations": {GRES_CONF_ANNOTATION: gres.gres_conf_digest(gpus)}}
 
 
-def gpu_values_errors(model, slurm_values, nodesets=None):
-    """What in the site's chart values works against the model's GPUs: a gres.conf of its own in configFiles
+def model_values_errors(model, slurm_values, nodesets=None):
+    """What in the site's chart values works against the model: with GPUs, a gres.conf of its own in configFiles
     (the model writes the controller's gres.conf), a GresTypes, NodeSet or PartitionName in extraConfMap, or a
-    NodeSet named as the GPU NodeSet."""
+    NodeSet named as the GPU NodeSet; with health checks on, a HealthCheck* setting in extraConfMap."""
+    extra = (((slurm_values or {}).get("controller") or {}).get("extraConfMap") or {})
+    errors = []
+    if health.of(model):
+        errors += ["slinky_slurm_values.controller.extraConfMap.%s is set and slime_cluster.health is on: the collection "
+                   "writes %s from slime_cluster.health; set it there, or health.enabled: false to run a program of "
+                   "your own" % (key, key) for key in sorted(health.slurm_conf(model["health"])) if key in extra]
     gpus = model.get("gpus")
     if not gpus:
-        return []
-    errors = []
+        return errors
     if "gres.conf" in ((slurm_values or {}).get("configFiles") or {}):
         errors.append("slinky_slurm_values.configFiles has a gres.conf and slime_cluster.gpus is set: the collection writes "
                       "the controller's gres.conf from slime_cluster.gpus; state the GPUs there")
-    extra = (((slurm_values or {}).get("controller") or {}).get("extraConfMap") or {})
     errors += ["slinky_slurm_values.controller.extraConfMap.%s is set and slime_cluster.gpus is set: the collection "
                "writes %s from slime_cluster.gpus" % (key, key) for key in ("GresTypes", "NodeSet", "PartitionName")
                if key in extra]

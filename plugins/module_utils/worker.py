@@ -6,8 +6,8 @@
 ``plan(model, node)`` turns the cluster model (with its ``worker`` settings) and one node (name,
 features, its own overrides of the worker settings) into everything the host needs: the slurm
 user, slurm.key's place, the /etc/hosts entry for the controller's names, the iptables chains and
-rules, the pod network routes unit, the slurmd drop-in, the package source, the packages, and the
-Slurm releases slurmd may have. roles/slurm_node applies it over SSH with modules;
+rules, the pod network routes unit, the slurmd drop-in, the health check program, the package
+source, the packages, and the Slurm releases slurmd may have. roles/slurm_node applies it over SSH with modules;
 ``cloud_config(plan, key_b64)`` is the very same data as cloud-init user-data, which
 roles/metal3_hosts hands to Metal3, so both paths make the same host.
 """
@@ -21,7 +21,7 @@ import hashlib
 import re
 import shlex
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, gres, netfilter, node_features, scontrol, slurmd
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, gres, health, netfilter, node_features, scontrol, slurmd
 
 NAT_CHAIN = "SLIME-HYBRID-OUT"
 FILTER_CHAIN = "SLIME-HYBRID-IN"
@@ -235,6 +235,7 @@ def plan(model, node):
     node = dict(node, **settings)  # validated: uid and gid are ints, the flags booleans
     manager = node["package_manager"]
     gpus = _gpus(model, node)
+    checks = health.of(model)
     if gpus:
         node["features"] = gpus["features"]
         node["conf_extra"] = dict(node["conf_extra"], Gres=gpus["gres"]) if gpus["gres"] else node["conf_extra"]
@@ -245,7 +246,12 @@ def plan(model, node):
         "gpus": gpus,
         "user": {"name": node["user"], "uid": node["uid"], "gid": node["gid"], "home": HOME, "shell": SHELL},
         "key": {"path": node["key_path"], "owner": node["user"], "group": node["user"], "mode": "0600"},
-        "directories": sorted({node["key_path"].rsplit("/", 1)[0], DROPIN.rsplit("/", 1)[0]}),
+        "directories": sorted({node["key_path"].rsplit("/", 1)[0], DROPIN.rsplit("/", 1)[0]}
+                              | ({health.DIRECTORY} if checks else set())),
+        # the health check program slurm.conf names, and its settings for this host (its GPU devices)
+        # (none with the model's checks off: the SSH path removes the directory then)
+        "health": {"directory": health.DIRECTORY, "reason_prefix": health.REASON_PREFIX,
+                   "files": health.files(checks, gpus["files"] if gpus else []) if checks else []},
         "dropin": {"path": DROPIN, "mode": "0644", "content": dropin(model, node)},
         "package_manager": manager,
         # what to install: package specs (name, or name and version as the package manager writes them)
@@ -330,7 +336,7 @@ def cloud_config(plan, key_b64):
     files = [{"path": plan["key"]["path"], "encoding": "b64", "content": key_b64,
               "owner": "%s:%s" % (plan["key"]["owner"], plan["key"]["group"]), "permissions": plan["key"]["mode"]}]
     files += [{"path": part["path"], "permissions": part["mode"], "content": part["content"]}
-              for part in (plan["dropin"], plan["routes_unit"], plan["source"]) if part]
+              for part in [plan["dropin"], plan["routes_unit"], plan["source"]] + plan["health"]["files"] if part]
     firewall = plan["firewall"]
     # conflicts() first; a string, not a command list: its exit ends runcmd's script before anything changes
     runcmd = ["if systemctl is-active --quiet %s; then echo %s >&2; exit 1; fi"
@@ -378,6 +384,7 @@ def observe_targets(plan, node_name):
     files = [plan["key"]["path"], DROPIN, ROUTES_UNIT, HOSTS_FILE] + plan["directories"]
     files += [part["path"] for part in (plan["source"], plan["source_key"]) if part]
     files += plan["gpus"]["files"] if plan["gpus"] else []
+    files += [health.PROGRAM, health.SETTINGS_FILE]
     return {
         "package_manager": plan["package_manager"],
         "files": files,
@@ -479,8 +486,10 @@ def _node_drift(node_name, features, record):
     if record is None:
         return ["slurmctld does not list %s (or scontrol failed)" % node_name]
     out = []
-    if not scontrol.is_available(record.get("State", "")):
-        out.append("%s is %s" % (node_name, record.get("State")))
+    # drained by its own health check, the node is registered: its health is reported, not converged
+    state = record.get("State", "")
+    if not scontrol.is_available(state.replace("+DRAIN", "") if health.drained_by_check(record) else state):
+        out.append("%s is %s" % (node_name, state))
     changes = node_features.plan({node_name: record}, {node_name: features})[0]
     if changes:
         out.append("%s has features %s" % (node_name, ",".join(changes[node_name]["before"]["AvailableFeatures"])))
@@ -489,7 +498,7 @@ def _node_drift(node_name, features, record):
 
 def drift(plan, observed, node_name, features, key_sha256):
     """{part: [reasons]} for every part of the plan the host does not match; {} when it is converged.
-    Parts: dpkg (apt's database only), user, source, packages, directories, key, firewall, hosts, routes, dropin, gpus,
+    Parts: dpkg (apt's database only), user, source, packages, directories, key, firewall, hosts, routes, dropin, health, gpus,
     service, restart (slurmd runs an older key, drop-in or unit than the disk holds: a restart a
     killed run never made), node (slurmctld's record: registered, available, with the wanted features). Each
     says what the role's tasks for that part would find to change, as their modules decide it."""
@@ -534,6 +543,10 @@ def drift(plan, observed, node_name, features, key_sha256):
     out["routes"] = _route_drift(plan, observed)
     dropin = plan["dropin"]
     out["dropin"] = _file_drift(observed, dropin["path"], "root", "root", dropin["mode"], dropin["content"])
+    out["health"] = ([reason for part in plan["health"]["files"]
+                      for reason in _file_drift(observed, part["path"], "root", "root", part["mode"], part["content"])]
+                     or ["%s is left from health checks now off" % path for path in (health.PROGRAM, health.SETTINGS_FILE)
+                         if not plan["health"]["files"] and observed["files"][path]["exists"]])
     unit = observed["units"].get(SLURMD, {})
     out["service"] = _unit_drift(observed, SLURMD)
     out["restart"] = ["systemd has not loaded slurmd's unit as it is on disk"] if unit.get("NeedDaemonReload") == "yes" else []

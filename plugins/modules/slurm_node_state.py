@@ -57,6 +57,13 @@ options:
     type: bool
     default: false
     version_added: 0.2.0
+  drain_reason_ok:
+    description:
+      - With O(state=available), count a drained node that is otherwise available when its drain reason starts with this
+        (the health check's drains, which start with C(slime-health) and a colon; the node registered, and its health is
+        reported, not waited for).
+    type: str
+    version_added: 0.2.0
   wait:
     description: Wait until the nodes run no job (always done before a delete).
     type: bool
@@ -161,7 +168,7 @@ def wait_available(module, names, result):
     started = time.time()
     while True:
         current, problem = scontrol.read_nodes(module, names)  # scontrol failing: slurmd not started yet
-        waiting = node_state.unavailable(current, names, params["version"], params["drained_ok"])
+        waiting = node_state.unavailable(current, names, params["version"], params["drained_ok"], params["drain_reason_ok"])
         if not waiting or module.check_mode:
             break
         if time.time() - started >= params["timeout"]:
@@ -181,6 +188,7 @@ def main():
             only_reason=dict(type="bool", default=False),
             version=dict(type="str"),
             drained_ok=dict(type="bool", default=False),
+            drain_reason_ok=dict(type="str"),
             wait=dict(type="bool", default=True),
             timeout=dict(type="int", default=3600),
             poll=dict(type="int", default=5),

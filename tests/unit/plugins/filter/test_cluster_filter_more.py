@@ -85,7 +85,8 @@ def test_chart_values_nat_with_a_pod_and_a_host_network_nodeset(filters):
     values = filters["chart_values"](MODEL, nodesets)
     assert nodesets == before
     controller = values["controller"]
-    assert controller["extraConfMap"] == {"SrunPortRange": "60001-60100"}
+    assert controller["extraConfMap"] == {"SrunPortRange": "60001-60100", "HealthCheckProgram": "/opt/slime-hybrid/health/check",
+                                          "HealthCheckInterval": 300, "HealthCheckTimeout": 60, "HealthCheckNodeState": "ANY"}
     assert controller["service"] == {"spec": {"type": "NodePort", "externalTrafficPolicy": "Local"},
                                      "port": 6817, "nodePort": 30017}
     assert [port["hostPort"] for port in controller["slurmctld"]["ports"]] == SRUN_PORTS
@@ -93,9 +94,13 @@ def test_chart_values_nat_with_a_pod_and_a_host_network_nodeset(filters):
     assert sorted(values["nodesets"]) == ["gpu", "slinky"]
     gpu = values["nodesets"]["gpu"]
     # on the host network: srun's range declared as ports (the scheduler keeps it off the controller's node)
-    assert [port["hostPort"] for port in gpu.pop("slurmd")["ports"]] == SRUN_PORTS
+    slurmd = gpu.pop("slurmd")
+    assert [port["hostPort"] for port in slurmd["ports"]] == SRUN_PORTS
+    # the health check program, from the chart's ConfigMap
+    assert slurmd["volumeMounts"] == [{"name": "slime-health", "mountPath": "/opt/slime-hybrid/health", "readOnly": True}]
     assert gpu == {"replicas": 1, "enabled": True,
-                   "podSpec": {"serviceAccountName": "slurm-worker", "hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"}}
+                   "podSpec": {"serviceAccountName": "slurm-worker", "hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet",
+                               "volumes": [{"name": "slime-health", "configMap": {"name": "slime-health", "defaultMode": 0o755}}]}}
     slinky = values["nodesets"]["slinky"]
     assert slinky["replicas"] == 2 and slinky["enabled"] is True
     assert [port["hostPort"] for port in slinky["slurmd"]["ports"]] == [6818] + SRUN_PORTS
@@ -105,7 +110,8 @@ def test_chart_values_service_accounts_and_loginsets(filters):
     routed = dict(MODEL, network_mode="routed", pod_routes=[{"cidr": "10.244.0.0/24", "via": "192.0.2.10"}])
     values = filters["chart_values"](routed, {}, {"login": {"replicas": 1}}, {"login": "site-login"})
     assert values["loginsets"] == {"login": {"replicas": 1, "enabled": True, "podSpec": {"serviceAccountName": "site-login"}}}
-    assert [sa["metadata"]["name"] for sa in values["extraObjects"]] == ["slurm-controller", "site-login", "slurm-restapi", "slurm-worker"]
+    assert [sa["metadata"]["name"] for sa in values["extraObjects"]] == ["slurm-controller", "site-login", "slurm-restapi", "slurm-worker",
+                                                                         "slime-health"]
     assert filters["loginset_errors"](routed, {"login": {}}) == []
     (error,) = filters["loginset_errors"](MODEL, {"login": {}})
     assert error.startswith("slinky_loginsets=login: srun or salloc in a login pod cannot reach bare-metal workers in network_mode nat")

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, worker
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, health, worker
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "cloud-init")
 with open(os.path.join(FIXTURES, "key.b64")) as key_file:
@@ -60,6 +60,12 @@ def test_user_data_is_what_the_template_rendered(filters, case):
     (line,) = [entry["line"] for entry in plan["hosts"]["entries"]]
     assert "echo '%s' >>/etc/hosts" % line.replace(" # slime.hybrid", "") in rendered["runcmd"][0][2]
     data["runcmd"][0] = rendered["runcmd"][0]
+    # The health check program came after the template: its files and directory are the plan's.
+    health_files = [entry for entry in data["write_files"] if entry["path"].startswith(health.DIRECTORY + "/")]
+    assert health_files == [{"path": part["path"], "permissions": part["mode"], "content": part["content"]}
+                            for part in plan["health"]["files"]]
+    data["write_files"] = [entry for entry in data["write_files"] if entry not in health_files]
+    data["bootcmd"][2].remove(health.DIRECTORY)
     assert data == rendered
 
 

@@ -215,14 +215,14 @@ def test_chart_values_carry_gres_types_gres_conf_its_digest_and_the_gpu_partitio
 def test_site_values_that_would_override_the_models_gpus_are_refused():
     out = cluster_model.normalize_intent(dict(MODEL, gpus={"nodes": [FAKE]}))
     site = {"configFiles": {"gres.conf": "AutoDetect=nvml\n", "cgroup.conf": ""}, "controller": {"extraConfMap": {"GresTypes": "gpu,mps"}}}
-    assert slinky.gpu_values_errors(out, site, {"slime-gpu": {}}) == [
+    assert slinky.model_values_errors(out, site, {"slime-gpu": {}}) == [
         "slinky_slurm_values.configFiles has a gres.conf and slime_cluster.gpus is set: the collection writes the controller's "
         "gres.conf from slime_cluster.gpus; state the GPUs there",
         "slinky_slurm_values.controller.extraConfMap.GresTypes is set and slime_cluster.gpus is set: the collection writes "
         "GresTypes from slime_cluster.gpus",
         "slinky_nodesets.slime-gpu: the name of the slurm.conf NodeSet of the GPU nodes (slime_cluster.gpus.feature gpu); "
         "name the NodeSet otherwise"]
-    assert slinky.gpu_values_errors(cluster_model.normalize_intent(MODEL), site, {}) == []
+    assert slinky.model_values_errors(cluster_model.normalize_intent(MODEL), site, {}) == []
 
 
 def test_the_doctor_reports_the_gpus_of_each_gpu_node():

@@ -89,6 +89,8 @@ def converged_files(plan):
     files[plan["dropin"]["path"]] = f(plan["dropin"]["content"])
     files[worker.ROUTES_UNIT] = {"exists": False}
     files[worker.HOSTS_FILE] = f("")
+    for part in plan["health"]["files"]:
+        files[part["path"]] = f(part["content"], mode=part["mode"])
     return files
 
 

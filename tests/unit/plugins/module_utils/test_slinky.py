@@ -19,6 +19,7 @@ import yaml
 
 from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model as cm
 from ansible_collections.slime.hybrid.plugins.module_utils import slinky
+from ansible_collections.slime.hybrid.plugins.module_utils import health
 
 
 @pytest.fixture
@@ -450,8 +451,10 @@ def test_every_pod_runs_as_its_own_service_account_made_by_the_chart():
     values = _values({"slinky": {"podSpec": {"nodeSelector": {"gpu": "yes"}}}})
     assert values["controller"]["podSpec"] == {"serviceAccountName": "slurm-controller"}
     assert values["restapi"]["podSpec"] == {"serviceAccountName": "slurm-restapi"}
-    assert values["nodesets"]["slinky"]["podSpec"] == {"nodeSelector": {"gpu": "yes"}, "serviceAccountName": "slurm-worker"}
-    sas = values["extraObjects"]
+    assert values["nodesets"]["slinky"]["podSpec"] == {"nodeSelector": {"gpu": "yes"}, "serviceAccountName": "slurm-worker",
+                                                       "volumes": [health.pod_volume()]}
+    sas = values["extraObjects"][:-1]
+    assert values["extraObjects"][-1] == health.config_map(cm.normalize(MODEL)["health"])
     assert [(sa["kind"], sa["metadata"]["name"], sa["automountServiceAccountToken"]) for sa in sas] == [
         ("ServiceAccount", "slurm-controller", False), ("ServiceAccount", "slurm-login", False),
         ("ServiceAccount", "slurm-restapi", False), ("ServiceAccount", "slurm-worker", False)]
@@ -474,10 +477,11 @@ def test_values_follow_the_model():
 def test_values_per_network_mode():
     routed = _values({"slinky": {"replicas": 3}}, network_mode="routed", pod_routes=ROUTES)
     assert routed["controller"]["service"] == {"spec": {"type": "ClusterIP"}} and "slurmctld" not in routed["controller"]
-    assert routed["nodesets"] == {"slinky": {"enabled": True, "replicas": 3, "podSpec": {"serviceAccountName": "slurm-worker"}}}
+    assert routed["nodesets"] == {"slinky": {"enabled": True, "replicas": 3, "slurmd": {"volumeMounts": [health.pod_mount()]},
+                                             "podSpec": {"serviceAccountName": "slurm-worker", "volumes": [health.pod_volume()]}}}
     hostnet = _values({"slinky": {}, "pinned": {"host_network": False}}, network_mode="hostnetwork")
     assert hostnet["nodesets"]["slinky"]["podSpec"] == {"serviceAccountName": "slurm-worker", "hostNetwork": True,
-                                                        "dnsPolicy": "ClusterFirstWithHostNet"}
+                                                        "dnsPolicy": "ClusterFirstWithHostNet", "volumes": [health.pod_volume()]}
     # srun's range declared (hostNetwork: containerPort = hostPort), so the scheduler keeps the pod
     # off the controller's node, whose srun hostPorts would take srun's connections there.
     assert [p["hostPort"] for p in hostnet["nodesets"]["slinky"]["slurmd"]["ports"]] == list(range(60001, 60101))

@@ -34,7 +34,7 @@ def test_plan_of_a_nat_worker():
     out = plan()
     assert out["user"] == {"name": "slurm", "uid": 401, "gid": 401, "home": "/var/lib/slurm", "shell": "/usr/sbin/nologin"}
     assert out["key"] == {"path": "/etc/slurm/slurm.key", "owner": "slurm", "group": "slurm", "mode": "0600"}
-    assert out["directories"] == ["/etc/slurm", "/etc/systemd/system/slurmd.service.d"]
+    assert out["directories"] == ["/etc/slurm", "/etc/systemd/system/slurmd.service.d", "/opt/slime-hybrid/health"]
     command = worker.slurmd_command(cluster_model.normalize(MODEL), NODE)
     assert out["worker"] == dict(cluster_model.WORKER_DEFAULTS, packages=["slurmd", "slurm-client"],
                                  firewall_packages=["iptables", "iptables-persistent"], rules_file="/etc/iptables/rules.v4")
