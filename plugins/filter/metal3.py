@@ -9,7 +9,9 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.slime.hybrid.plugins.module_utils import metal3
+import time
+
+from ansible_collections.slime.hybrid.plugins.module_utils import metal3, remediation
 
 
 def _hosts(hosts):
@@ -37,6 +39,22 @@ def _secrets(hosts, namespace, cluster_name, user_data):
                            metal3.user_data_secret(host, namespace, cluster_name, user_data[host["name"]]))]
 
 
+def _remediation_plan(bare_metal_hosts, nodes, names=None, policy=None, now=None):
+    """What remediation does for each bare-metal node (module_utils/remediation.py): the named nodes and every
+    BareMetalHost given (its name is the Slurm node's), from slurmctld's records of them."""
+    errors = remediation.policy_errors(policy or {})
+    if errors:
+        raise AnsibleFilterError("invalid remediation policy: %s" % "; ".join(errors))
+    hosts = {}
+    for obj in bare_metal_hosts or []:
+        metadata = obj.get("metadata") or {}
+        hosts[metadata["name"]] = {"name": metadata["name"], "namespace": metadata.get("namespace"),
+                                   "state": ((obj.get("status") or {}).get("provisioning") or {}).get("state"),
+                                   "annotations": metadata.get("annotations") or {}}
+    return remediation.decide(sorted(set(names or []) | set(hosts)), nodes or {}, hosts,
+                              int(now) if now is not None else int(time.time()), policy)
+
+
 class FilterModule(object):
     """slime.hybrid Metal3 filters."""
 
@@ -51,4 +69,5 @@ class FilterModule(object):
             "metal3_host_report": metal3.host_report,
             "metal3_host_progress": metal3.host_progress,
             "metal3_ironic_node": metal3.ironic_node,
+            "metal3_remediation_plan": _remediation_plan,
         }
