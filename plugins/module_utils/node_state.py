@@ -117,9 +117,8 @@ def unavailable(current, names, version=None, drained_ok=False, drain_reason_ok=
             continue
         state = record.get("State", "")
         reason = record.get("Reason", "")
-        if drain_reason_ok and reason.startswith(drain_reason_ok):
-            drained_ok = True
-        if not scontrol.is_available(state.replace("+DRAIN", "") if drained_ok else state):
+        drain_ok = drained_ok or bool(drain_reason_ok and reason.startswith(drain_reason_ok))
+        if not scontrol.is_available(state.replace("+DRAIN", "") if drain_ok else state):
             out[name] = "State=%s" % state + (" Reason=%s" % reason if reason else "")
         elif version and record.get("Version") != version:
             out[name] = "Version=%s, not %s" % (record.get("Version"), version)

@@ -172,3 +172,9 @@ def test_site_values_that_set_the_health_check_are_refused():
         "from slime_cluster.health; set it there, or health.enabled: false to run a program of your own" % (key, key)
         for key in ("HealthCheckInterval", "HealthCheckProgram")]
     assert slinky.model_values_errors(model(enabled=False), site) == []
+
+
+def test_a_health_drain_counts_for_its_own_node_only():
+    nodes = {"bm-1": _record("IDLE+DRAIN+DYNAMIC_NORM", "slime-health: /tmp is not a directory [root@2026-11-27T11:20:00]"),
+             "bm-2": _record("IDLE+DRAIN+DYNAMIC_NORM", "disk swap [root@2026-11-27T11:20:00]")}
+    assert sorted(node_state.unavailable(nodes, ["bm-1", "bm-2"], drain_reason_ok=health.REASON_PREFIX)) == ["bm-2"]
