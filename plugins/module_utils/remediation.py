@@ -125,10 +125,10 @@ def decide(names, nodes, hosts, now, policy=None):
             out.append(dict(entry, action="resume", why="responding again after %s" % why))
             continue
         since = reason_time(record)
-        if host is None:
-            out.append(dict(entry, action="report", why="%s, and not a Metal3 host (SSH only): not touched" % why))
-        elif node_state.is_busy(record):
+        if node_state.is_busy(record):
             out.append(dict(entry, action="wait", why="%s, and running jobs: left alone until they end" % why))
+        elif host is None:
+            out.append(dict(entry, action="report", why="%s, and not a Metal3 host (SSH only): not touched" % why))
         elif since is None or now - since < policy["grace"]:
             out.append(dict(entry, action="wait", why="%s, for %s of a %ds grace period"
                             % (why, "%ds" % (now - since) if since is not None else "an unknown time", policy["grace"])))

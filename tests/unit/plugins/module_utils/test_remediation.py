@@ -62,6 +62,8 @@ def test_a_node_its_health_check_drained_keeps_that_drain():
     ("DOWN*", "Not responding", 0, {}, "DOWN* (Not responding), and not a Metal3 host (SSH only): not touched"),
     ("MIXED+DRAIN", "slime-health: GPU device /dev/nvidia1 is not a device", 1, None,
      "slime-health: GPU device /dev/nvidia1 is not a device, and running jobs: left alone until they end"),
+    ("MIXED+DRAIN", "slime-health: /tmp is not a directory", 1, {},
+     "slime-health: /tmp is not a directory, and running jobs: left alone until they end"),
     ("DOWN*", "Not responding", 0, {"bm-1": host("bm-1", state="provisioning")},
      "DOWN* (Not responding), and its BareMetalHost is provisioning, not provisioned: not touched"),
 ])
