@@ -43,7 +43,13 @@ NODE_STATES = ("ALLOC", "ANY", "CYCLE", "IDLE", "MIXED", "NONDRAINED_IDLE", "REB
 ALONE = ("REBOOT_ONLY", "START_ONLY")
 # SlurmdSpoolDir as Slinky's operator writes it (internal/builder/common/const.go), and Debian's.
 SPOOL = "/var/spool/slurmd"
-DEFAULTS = {"enabled": True, "interval": 300, "timeout": 60, "node_state": ["ANY"],
+# Slurm 26.05's HealthCheckTimeout default (src/common/read_config.h), which slurmctld wants below the
+# interval. The collection never writes HealthCheckTimeout: slurmd before 26.05, which the
+# compatibility window lets join, does not know the key and refuses the whole slurm.conf it fetches
+# (src/common/parse_config.c, "Parsing error at unrecognized key"; seen with a Debian trixie host's
+# slurmd 24.11 on the lab).
+SLURM_TIMEOUT = 60
+DEFAULTS = {"enabled": True, "interval": 300, "node_state": ["ANY"],
             "paths": [SPOOL, "/tmp"], "min_free_mb": 1024, "min_free_inodes": 1000}
 KEYS = tuple(sorted(DEFAULTS))
 
@@ -138,10 +144,10 @@ def settings(raw):
     if not isinstance(section["enabled"], bool):
         errors.append("health.enabled=%r must be true or false" % (section["enabled"],))
     interval = _int(errors, "interval", section["interval"], 0)
-    timeout = _int(errors, "timeout", section["timeout"], 1)
-    if interval and timeout and timeout >= interval:
-        errors.append("health.timeout=%d must be below health.interval=%d (slurmctld refuses HealthCheckTimeout >= "
-                      "HealthCheckInterval)" % (timeout, interval))
+    if interval and interval <= SLURM_TIMEOUT:
+        errors.append("health.interval=%d must be above %d, Slurm 26.05's HealthCheckTimeout, or 0 (slurmctld wants the "
+                      "timeout below the interval; the collection leaves HealthCheckTimeout at its default, as slurmd "
+                      "before 26.05 refuses a slurm.conf that sets it)" % (interval, SLURM_TIMEOUT))
     states = section["node_state"]
     states = [states] if isinstance(states, str) else states
     if not isinstance(states, list) or not states or [s for s in states if not isinstance(s, str)]:
@@ -175,7 +181,7 @@ def of(model):
 def slurm_conf(health):
     """The controller's slurm.conf lines (extraConfMap) for the health section."""
     return {"HealthCheckProgram": PROGRAM, "HealthCheckInterval": health["interval"],
-            "HealthCheckTimeout": health["timeout"], "HealthCheckNodeState": ",".join(health["node_state"])}
+            "HealthCheckNodeState": ",".join(health["node_state"])}
 
 
 def settings_file(health, devices=()):

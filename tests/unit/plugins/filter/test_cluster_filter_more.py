@@ -86,7 +86,7 @@ def test_chart_values_nat_with_a_pod_and_a_host_network_nodeset(filters):
     assert nodesets == before
     controller = values["controller"]
     assert controller["extraConfMap"] == {"SrunPortRange": "60001-60100", "HealthCheckProgram": "/opt/slime-hybrid/health/check",
-                                          "HealthCheckInterval": 300, "HealthCheckTimeout": 60, "HealthCheckNodeState": "ANY"}
+                                          "HealthCheckInterval": 300, "HealthCheckNodeState": "ANY"}
     assert controller["service"] == {"spec": {"type": "NodePort", "externalTrafficPolicy": "Local"},
                                      "port": 6817, "nodePort": 30017}
     assert [port["hostPort"] for port in controller["slurmctld"]["ports"]] == SRUN_PORTS

@@ -41,12 +41,14 @@ def test_checks_are_on_by_default_and_a_model_is_its_own_input():
 
 def test_every_error_at_once_names_the_value_and_what_is_allowed():
     errors = cluster_model.validate(dict(MODEL, health={
-        "interval": 10, "timeout": 10, "node_state": ["ANY", "START_ONLY", "BUSY"], "paths": ["tmp", "/a b"],
-        "min_free_mb": -1, "enabled": "yes", "intervall": 5}))
+        "interval": 60, "node_state": ["ANY", "START_ONLY", "BUSY"], "paths": ["tmp", "/a b"],
+        "min_free_mb": -1, "enabled": "yes", "timeout": 5}))
     assert errors == [
-        "health.intervall is not a setting; allowed: enabled, interval, min_free_inodes, min_free_mb, node_state, paths, timeout",
+        "health.timeout is not a setting; allowed: enabled, interval, min_free_inodes, min_free_mb, node_state, paths",
         "health.enabled='yes' must be true or false",
-        "health.timeout=10 must be below health.interval=10 (slurmctld refuses HealthCheckTimeout >= HealthCheckInterval)",
+        "health.interval=60 must be above 60, Slurm 26.05's HealthCheckTimeout, or 0 (slurmctld wants the timeout below "
+        "the interval; the collection leaves HealthCheckTimeout at its default, as slurmd before 26.05 refuses a "
+        "slurm.conf that sets it)",
         "health.node_state: BUSY is not a HealthCheckNodeState; allowed: ALLOC, ANY, CYCLE, IDLE, MIXED, NONDRAINED_IDLE, "
         "REBOOT_ONLY, START_ONLY",
         "health.node_state: START_ONLY stands alone (Slurm ignores the rest)",
@@ -54,7 +56,7 @@ def test_every_error_at_once_names_the_value_and_what_is_allowed():
         "health.min_free_mb=-1 must be a whole number of at least 0",
     ]
     assert cluster_model.validate(dict(MODEL, health="on")) == [
-        "health='on' must be a mapping of enabled, interval, min_free_inodes, min_free_mb, node_state, paths, timeout "
+        "health='on' must be a mapping of enabled, interval, min_free_inodes, min_free_mb, node_state, paths "
         "(see docs/howto-health.md)"]
     assert cluster_model.validate(dict(MODEL, health={"interval": 0})) == [
         "health.interval=0 runs the check only with node_state START_ONLY or REBOOT_ONLY"]
@@ -62,10 +64,9 @@ def test_every_error_at_once_names_the_value_and_what_is_allowed():
 
 
 def test_slurm_conf_names_the_program_for_every_node():
-    m = model(interval=30, timeout=20, node_state=["idle", "cycle"])
+    m = model(interval=61, node_state=["idle", "cycle"])
     assert health.slurm_conf(m["health"]) == {"HealthCheckProgram": "/opt/slime-hybrid/health/check",
-                                              "HealthCheckInterval": 30, "HealthCheckTimeout": 20,
-                                              "HealthCheckNodeState": "IDLE,CYCLE"}
+                                              "HealthCheckInterval": 61, "HealthCheckNodeState": "IDLE,CYCLE"}
     values = slinky.chart_values(m, {"slinky": {"slurmd": {"volumeMounts": [{"name": "home", "mountPath": "/home"}]},
                                                 "podSpec": {"volumes": [{"name": "home", "emptyDir": {}}]}}})
     assert dict(values["controller"]["extraConfMap"], SrunPortRange=None) == dict(health.slurm_conf(m["health"]), SrunPortRange=None)
