@@ -14,7 +14,7 @@ rounds=${HEALTH_ROUNDS:-3}
 bm=$(lab_ctr bm-2 2>/dev/null || echo bm-2)
 state() { ctl sinfo --noheader --Node --nodes bm-2 --format '%T|%E'; }
 wait_for() { until state | grep -Eq "$1"; do sleep 0.5; done; }
-trap 'podman exec "$bm" sh -c "mountpoint -q /tmp && umount /tmp; systemctl start slurmd" >/dev/null 2>&1 || true' EXIT
+trap 'podman exec "$bm" sh -c "grep -q \"^slime-health-bench /tmp \" /proc/mounts && umount /tmp; systemctl start slurmd" >/dev/null 2>&1 || true' EXIT
 echo "HealthCheckInterval: $(ctl scontrol show config | awk '/^HealthCheckInterval/ { print $3, $4 }')"
 for round in $(seq "$rounds"); do
   wait_for '^idle\|'
