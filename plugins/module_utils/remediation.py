@@ -29,7 +29,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import calendar
-import json
 import re
 import time
 
@@ -38,7 +37,11 @@ from ansible_collections.slime.hybrid.plugins.module_utils import health, node_s
 REASON_PREFIX = "slime-remediation:"
 LEDGER = "slime.hybrid/remediation"
 REBOOT_ANNOTATION = "reboot.metal3.io"
-REBOOT_MODE = json.dumps({"mode": "hard"}, sort_keys=True)
+# The BareMetalHost states where baremetal-operator acts on a reboot annotation (manageHostPower, isProvisioned).
+REBOOTABLE = ("provisioned", "externally provisioned")
+# The ledger: "reboots=N last=EPOCH reason=TEXT" (not JSON: Ansible would template a JSON text into a mapping,
+# and an annotation must be a string).
+_LEDGER_RE = re.compile(r"^reboots=(\d+) last=(\d+) reason=(.*)$")
 DEFAULTS = {"grace": 600, "backoff": 1800, "max_concurrent": 1, "max_reboots": 3}
 # "Reason=... [USER@2026-11-27T11:20:00]": scontrol prints it in its own time zone; the playbook runs it with TZ=UTC.
 _STAMP_RE = re.compile(r"\[[^\]@]*@(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\]\s*$")
@@ -65,18 +68,14 @@ def reason_time(record):
 
 def ledger(annotations):
     """The remediation ledger of a BareMetalHost ({reboots, last, reason}), or None."""
-    text = (annotations or {}).get(LEDGER)
-    if not text:
+    match = _LEDGER_RE.match(str((annotations or {}).get(LEDGER) or ""))
+    if not match:
         return None
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) and isinstance(data.get("reboots"), int) and isinstance(data.get("last"), int) else None
+    return {"reboots": int(match.group(1)), "last": int(match.group(2)), "reason": match.group(3)}
 
 
 def ledger_text(reboots, last, reason):
-    return json.dumps({"reboots": reboots, "last": last, "reason": reason}, sort_keys=True)
+    return "reboots=%d last=%d reason=%s" % (reboots, last, reason)
 
 
 def problem(record):
@@ -138,7 +137,7 @@ def decide(names, nodes, hosts, now, policy=None):
         elif history and history["reboots"] >= policy["max_reboots"]:
             out.append(dict(entry, action="leave", why="%s, and %d power-cycles did not heal it: left drained"
                             % (why, history["reboots"])))
-        elif host.get("state") != "provisioned":
+        elif host.get("state") not in REBOOTABLE:
             out.append(dict(entry, action="report", why="%s, and its BareMetalHost is %s, not provisioned: not touched"
                             % (why, host.get("state") or "in no state")))
         else:
