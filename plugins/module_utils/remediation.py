@@ -60,10 +60,22 @@ def policy_errors(policy):
     return errors
 
 
+def _epoch(text):
+    return calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%S"))
+
+
 def reason_time(record):
     """When slurmctld recorded the node's reason (epoch seconds, the stamp read as UTC), or None."""
     match = _STAMP_RE.search(record.get("Reason", "") or "")
-    return calendar.timegm(time.strptime(match.group(1), "%Y-%m-%dT%H:%M:%S")) if match else None
+    return _epoch(match.group(1)) if match else None
+
+
+def slurmd_start(record):
+    """When the node's slurmd last registered a start (SlurmdStartTime, read as UTC), or None."""
+    try:
+        return _epoch(record.get("SlurmdStartTime", ""))
+    except ValueError:
+        return None
 
 
 def ledger(annotations):
@@ -121,7 +133,13 @@ def decide(names, nodes, hosts, now, policy=None):
                 out.append(dict(entry, action="none", why="healthy"))
             continue
         if kind == "back":
-            out.append(dict(entry, action="resume", why="responding again after %s" % why))
+            started = slurmd_start(record)
+            if history and (started is None or started < history["last"]):
+                # right after a power-cycle slurmctld has not noticed yet: the record still looks responding
+                out.append(dict(entry, action="wait", why="%s; slurmd has not started since the power-cycle %ds ago"
+                                % (why, now - history["last"])))
+            else:
+                out.append(dict(entry, action="resume", why="responding again after %s" % why))
             continue
         since = reason_time(record)
         if node_state.is_busy(record):

@@ -19,8 +19,9 @@ NOW = calendar.timegm(time.strptime("2026-11-27T12:00:00", "%Y-%m-%dT%H:%M:%S"))
 POLICY = {"grace": 600, "backoff": 1800, "max_concurrent": 1, "max_reboots": 3}
 
 
-def record(name, state, reason=None, at="2026-11-27T11:40:00", alloc=0):
-    line = "NodeName=%s Arch=x86_64 CPUAlloc=%d CPUTot=2 State=%s NodeAddr=10.127.0.61" % (name, alloc, state)
+def record(name, state, reason=None, at="2026-11-27T11:40:00", alloc=0, started="2026-11-27T11:59:00"):
+    line = "NodeName=%s Arch=x86_64 CPUAlloc=%d CPUTot=2 State=%s NodeAddr=10.127.0.61 SlurmdStartTime=%s" % (
+        name, alloc, state, started)
     if reason:
         line += " Reason=%s [slurm@%s]" % (reason, at)
     return scontrol.parse_node_line(line)
@@ -105,6 +106,11 @@ def test_back_after_a_power_cycle_resume_then_forget():
     back = {"bm-1": record("bm-1", "IDLE+DRAIN+DYNAMIC_NORM", "slime-remediation: power-cycle 1 of 3: DOWN* (Not responding)")}
     entry = decide(back, {"bm-1": host("bm-1", reboots=1, last=NOW - 120)})["bm-1"]
     assert entry["action"] == "resume"
+    # seen on the lab: right after the restart the record still looks responding, with the old slurmd's start
+    entry = decide(back, {"bm-1": host("bm-1", reboots=1, last=NOW - 30)})["bm-1"]
+    assert (entry["action"], entry["why"]) == (
+        "wait", "slime-remediation: power-cycle 1 of 3: DOWN* (Not responding); slurmd has not started since the "
+        "power-cycle 30s ago")
     # an operator's drain is not remediation's to lift, nor a problem it acts on
     ops = {"bm-1": record("bm-1", "IDLE+DRAIN", "disk swap, ticket 42")}
     assert decide(ops, {"bm-1": host("bm-1")})["bm-1"]["action"] == "none"
