@@ -32,3 +32,15 @@ ansible-playbook -i inventories/kube/hosts.yml playbooks/remediate.yml -e metal3
 podman exec "$bm" systemctl start slurmd
 t2=$(now); wait_for '^idle\|'; t3=$(now)
 echo "slurmd started -> idle $(secs "$t2" "$t3") s"
+# A power-cycle as remediation makes one, with the host's container restarted for the BMC's reset:
+# the drain with remediation's reason, the restart, then remediate.yml runs until it resumes the node
+# (it waits while slurmctld's record still shows the slurmd from before the restart).
+ctl scontrol update NodeName=bm-2 State=DRAIN Reason="slime-remediation: power-cycle 1 of 3: benchmark"
+t0=$(now)
+podman restart -t 5 "$bm" >/dev/null
+until ctl sinfo --noheader --Node --nodes bm-2 --format '%T|%E' | grep -q '^idle|'; do
+  ansible-playbook -i inventories/kube/hosts.yml playbooks/remediate.yml >/dev/null
+  sleep 1
+done
+t1=$(now)
+echo "drained, host restarted -> idle (remediate.yml resumed it) $(secs "$t0" "$t1") s"

@@ -133,11 +133,13 @@ def decide(names, nodes, hosts, now, policy=None):
                 out.append(dict(entry, action="none", why="healthy"))
             continue
         if kind == "back":
+            # right after a power-cycle slurmctld has not noticed yet: the record still looks responding, with
+            # the old slurmd's start; back means a slurmd started after the drain and the power-cycle
             started = slurmd_start(record)
-            if history and (started is None or started < history["last"]):
-                # right after a power-cycle slurmctld has not noticed yet: the record still looks responding
-                out.append(dict(entry, action="wait", why="%s; slurmd has not started since the power-cycle %ds ago"
-                                % (why, now - history["last"])))
+            since = max([t for t in (reason_time(record), history and history["last"]) if t] or [0])
+            if started is None or started < since:
+                out.append(dict(entry, action="wait", why="%s; slurmd has not started since %ds ago"
+                                % (why, now - since)))
             else:
                 out.append(dict(entry, action="resume", why="responding again after %s" % why))
             continue

@@ -109,8 +109,10 @@ def test_back_after_a_power_cycle_resume_then_forget():
     # seen on the lab: right after the restart the record still looks responding, with the old slurmd's start
     entry = decide(back, {"bm-1": host("bm-1", reboots=1, last=NOW - 30)})["bm-1"]
     assert (entry["action"], entry["why"]) == (
-        "wait", "slime-remediation: power-cycle 1 of 3: DOWN* (Not responding); slurmd has not started since the "
-        "power-cycle 30s ago")
+        "wait", "slime-remediation: power-cycle 1 of 3: DOWN* (Not responding); slurmd has not started since 30s ago")
+    # without a record of the power-cycle (a drain with this reason by hand), the drain's time is the mark
+    late = {"bm-1": record("bm-1", "IDLE+DRAIN", "slime-remediation: power-cycle 1 of 3: x", "2026-11-27T11:59:30")}
+    assert decide(late, {})["bm-1"]["action"] == "wait"
     # an operator's drain is not remediation's to lift, nor a problem it acts on
     ops = {"bm-1": record("bm-1", "IDLE+DRAIN", "disk swap, ticket 42")}
     assert decide(ops, {"bm-1": host("bm-1")})["bm-1"]["action"] == "none"
