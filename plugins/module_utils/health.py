@@ -30,6 +30,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.slime.hybrid.plugins.module_utils import node_state
+
 DIRECTORY = "/opt/slime-hybrid/health"
 PROGRAM = DIRECTORY + "/check"
 SETTINGS_FILE = DIRECTORY + "/check.conf"
@@ -221,4 +223,4 @@ def pod_mount():
 
 def drained_by_check(record):
     """Whether a node record (scontrol's fields) is drained by the health check."""
-    return "DRAIN" in str(record.get("State", "")).split("+") and str(record.get("Reason", "")).startswith(REASON_PREFIX)
+    return node_state.is_drain(record) and str(record.get("Reason", "")).startswith(REASON_PREFIX)

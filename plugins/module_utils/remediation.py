@@ -36,7 +36,6 @@ from ansible_collections.slime.hybrid.plugins.module_utils import health, node_s
 
 REASON_PREFIX = "slime-remediation:"
 LEDGER = "slime.hybrid/remediation"
-REBOOT_ANNOTATION = "reboot.metal3.io"
 # The BareMetalHost states where baremetal-operator acts on a reboot annotation (manageHostPower, isProvisioned).
 REBOOTABLE = ("provisioned", "externally provisioned")
 # The ledger: "reboots=N last=EPOCH reason=TEXT" (not JSON: Ansible would template a JSON text into a mapping,
