@@ -61,6 +61,8 @@ demo: deps collection kube-up
 	@$(CTL) timeout 60 srun -N4 -l hostname | sort
 	@echo; echo '$$ srun -N4 hostname   (launched from bare-metal host bm-1)'
 	@podman exec bm-1 timeout 60 srun -N4 -l hostname | sort
+	@echo; echo '$$ sacct -a -X   (the jobs in the accounting database, from the controller pod)'
+	@$(CTL) sacct --allusers -X -o JobID,JobName,User,State,NodeList%30
 
 # Every test tier, with a closing summary; SKIP_TIERS="k8s ..." leaves tiers out on request. The
 # venv (make deps) installs beside the first builds (scripts/test-tiers.sh).

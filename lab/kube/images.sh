@@ -10,8 +10,11 @@
 #   lab/kube/images.sh list                        print name=reference, one a line
 #
 # Images (recipes in lab/kube/images/, written for this project from reading upstream):
-#   slurmctld slurmd slurmrestd login   Slinky's Slurm images (their container contract, for
+#   slurmctld slurmd slurmrestd slurmdbd login
+#                                       Slinky's Slurm images (their container contract, for
 #                                       slurm-operator v1.2.1) from Debian forky's Slurm 26.05
+#   mariadb                             the accounting database the slinky role runs (MariaDB 11.8
+#                                       from Debian forky, as docker.io/library/mariadb:11.8)
 #   logfile                             the Slurm pods' logfile sidecar / login initconf (the
 #                                       chart's default there is docker.io/library/alpine)
 #   pause                               the pod sandbox, from k8s.io/kubernetes' pause.c
@@ -40,11 +43,11 @@ label=slime.lab.sum
 die() { echo "images.sh: error: $*" >&2; exit 1; }
 log() { echo "images.sh: $*" >&2; }
 
-slurm_images=(slurmctld slurmd slurmrestd login)
+slurm_images=(slurmctld slurmd slurmrestd slurmdbd login)
 bin_images=(slurm-operator slurm-operator-webhook coredns
             cert-manager-controller cert-manager-webhook cert-manager-cainjector
             cert-manager-startupapicheck)
-all_images=("${slurm_images[@]}" logfile pause "${bin_images[@]}")
+all_images=("${slurm_images[@]}" mariadb logfile pause "${bin_images[@]}")
 
 # --- inputs -----------------------------------------------------------------------------------
 pause_dir() { echo "$cache/k8s/go/mod/k8s.io/kubernetes@$K8S_VERSION/build/pause"; }
@@ -100,7 +103,8 @@ bin_tag() {
 ref() {
   local tag
   case $1 in
-    slurmctld|slurmd|slurmrestd|login) echo "$prefix/slinkyproject/$1:$slurm_tag" ;;
+    slurmctld|slurmd|slurmrestd|slurmdbd|login) echo "$prefix/slinkyproject/$1:$slurm_tag" ;;
+    mariadb) echo "$prefix/library/mariadb:11.8" ;;
     logfile) echo "$prefix/library/alpine:forky" ;;
     pause) tag=$(pause_tag) || return 1; echo "$prefix/pause:$tag" ;;
     slurm-operator*) tag=$(bin_tag "$1") || return 1; echo "$prefix/slinkyproject/$1:$tag" ;;
@@ -227,10 +231,14 @@ build_pause() {
 one() {
   local name=$1 r
   case $name in
-    slurmctld|slurmd|slurmrestd|login)
+    slurmctld|slurmd|slurmrestd|slurmdbd|login)
       build_slurm_base
       r=$(ref "$name")
       build "$r" "$src/slurm/Containerfile.$name" "$src/slurm" "BASE=$slurm_base" ;;
+    mariadb)
+      need_minbase
+      r=$(ref mariadb)
+      build "$r" "$src/mariadb/Containerfile" "$src/mariadb" "MINBASE=$minbase" ;;
     logfile)
       need_minbase
       r=$(ref logfile)

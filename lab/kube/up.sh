@@ -309,7 +309,8 @@ if [ "${SLIME_KUBE_OPENSHIFT:-0}" = 1 ]; then
 fi
 
 # --- storage: what a cluster's provisioner offers, as static PersistentVolumes ---------------
-# slurmctld keeps its state on a claim (the chart's controller.persistence, 4Gi ReadWriteOnce).
+# slurmctld keeps its state on a claim (the chart's controller.persistence, 4Gi ReadWriteOnce), the
+# accounting database on another.
 # The volumes' directories are on one podman volume mounted on every node, as a site's network
 # storage (NFS, Ceph): a controller pod rescheduled to another node keeps its state. Owned by
 # slurm (401, Slinky's images).
@@ -327,6 +328,19 @@ spec:
 ---
 EOF
 done | kc apply -f - >/dev/null
+# The accounting database's volume (inventories/kube: slinky_accounting_database_claim selects it by its
+# label), owned by MariaDB's UID 999; smaller than slurmctld's claim, which therefore never takes it.
+podman exec "$cp_ctr" install -d -m 0700 -o 999 -g 999 /var/lib/slime-pv/accounting-db
+kc apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: slime-pv-accounting-db, labels: {slime.hybrid/lab: kube, slime.hybrid/pv: accounting-db}}
+spec:
+  capacity: {storage: 2Gi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  hostPath: {path: /var/lib/slime-pv/accounting-db, type: Directory}
+EOF
 
 # --- bare-metal hosts -------------------------------------------------------------------------
 for b in $LAB_BMS; do lab_bm_run "${b%%=*}" "${b#*=}"; done

@@ -9,12 +9,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.slime.hybrid.plugins.filter.cluster import model_or_fail
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, slinky
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, slinky, slurm_order
 
 
-def _chart_values(intent, nodesets=None, loginsets=None, service_accounts=None, nodeaddr_sync=None):
+def _chart_values(intent, nodesets=None, loginsets=None, service_accounts=None, nodeaddr_sync=None, accounting_database=None):
     return slinky.chart_values(model_or_fail(cluster_model.normalize_intent, intent), nodesets, loginsets, service_accounts,
-                               nodeaddr_sync)
+                               nodeaddr_sync, accounting_database)
 
 
 def _chart_images(intent, chart):
@@ -51,4 +51,6 @@ class FilterModule(object):
             "rollout_pending": slinky.rollout_pending,
             "service_drift": slinky.service_drift,
             "service_account_errors": slinky.service_account_errors,
+            "slurm_order_errors": slurm_order.errors,
+            "slurmdbd_upgrade": slurm_order.slurmdbd_upgrade,
         }

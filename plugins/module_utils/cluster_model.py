@@ -19,7 +19,7 @@ __metaclass__ = type
 import ipaddress
 import re
 
-from ansible_collections.slime.hybrid.plugins.module_utils import gres, health
+from ansible_collections.slime.hybrid.plugins.module_utils import accounting, gres, health
 from ansible_collections.slime.hybrid.plugins.module_utils.slurmd import parse_slurm_version
 
 # Kubernetes' default --service-node-port-range (a cluster may set another: nodeport.range; its
@@ -358,7 +358,8 @@ SITE_WINS = ("pod_routes", "nodeport.address")
 # refused with these. DERIVED: what the model adds, accepted back so that a model is its own input.
 SETTINGS = {
     "": ("name", "network_mode", "controller", "nodeport", "slurmd_port", "srun_port_range", "max_node_count",
-         "srun_concurrency", "pod_routes", "slurm_version", "worker", "image_registry", "gpus", "health"),
+         "srun_concurrency", "pod_routes", "slurm_version", "worker", "image_registry", "gpus", "health",
+         "accounting"),
     "controller": ("host", "aliases", "address", "port", "backups"),
     "nodeport": ("address", "port", "range"),
 }
@@ -508,6 +509,8 @@ def _build(raw, require_discovered=True):
     errors += gpu_errors
     health_checks, health_errors = health.settings(m.get("health"))
     errors += health_errors
+    accounting_section, accounting_errors = accounting.settings(m.get("accounting"))
+    errors += accounting_errors
 
     max_nodes = _positive_int(errors, "max_node_count", m.get("max_node_count"))
     concurrency = _positive_int(errors, "srun_concurrency", m.get("srun_concurrency"),
@@ -581,6 +584,8 @@ def _build(raw, require_discovered=True):
         "gpus": gpus,
         # the workers' health check (module_utils/health.py; health.of(model) is None when it is off)
         "health": health_checks,
+        # Slurm accounting (module_utils/accounting.py; accounting.of(model) is None when it is off)
+        "accounting": accounting_section,
     }
     # Each rule's comment spells out the whole rule, so a rule the model no longer
     # produces (say, after a NodePort change) is recognised as stale and replaced.

@@ -15,7 +15,7 @@ import copy
 import ipaddress
 import re
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, gres, health
+from ansible_collections.slime.hybrid.plugins.module_utils import accounting, cluster_model, gres, health
 
 _TAG_VERSION_RE = re.compile(r"^(\d{2}\.\d{2})(?:\.(\d+))?")
 
@@ -233,7 +233,11 @@ def cluster_facts(pods, services, port=6817, service_name=None, with_nodeport=Tr
 # any: without these every pod runs as `default`. The values create them (extraObjects) and
 # name them in each pod template, so OpenShift's SCCs can be granted to exactly these.
 SERVICE_ACCOUNTS = {"controller": "slurm-controller", "worker": "slurm-worker",
-                    "restapi": "slurm-restapi", "login": "slurm-login"}
+                    "restapi": "slurm-restapi", "login": "slurm-login",
+                    "accounting": "slurm-accounting", "database": accounting.MANAGED}
+# Kinds of pods that run only with the model's accounting on (slurmdbd; the database the collection
+# runs): a site's slinky_service_accounts may leave them out.
+OPTIONAL_SERVICE_ACCOUNTS = ("accounting", "database")
 
 # The partition that holds every node: the NodeSets' pods and the dynamic bare-metal nodes
 # (Slurm adds a dynamic node to partitions with Nodes=ALL). The chart enables none by default.
@@ -246,9 +250,10 @@ def service_account_errors(service_accounts):
     if not isinstance(service_accounts, dict):
         return ["slinky_service_accounts=%r must map %s to names" % (service_accounts, ", ".join(sorted(SERVICE_ACCOUNTS)))]
     errors = []
-    missing = sorted(set(SERVICE_ACCOUNTS) - set(service_accounts))
+    missing = sorted(set(SERVICE_ACCOUNTS) - set(OPTIONAL_SERVICE_ACCOUNTS) - set(service_accounts))
     if missing:
-        errors.append("slinky_service_accounts must name %s; missing: %s" % (", ".join(sorted(SERVICE_ACCOUNTS)), ", ".join(missing)))
+        errors.append("slinky_service_accounts must name %s; missing: %s" % (
+            ", ".join(sorted(set(SERVICE_ACCOUNTS) - set(OPTIONAL_SERVICE_ACCOUNTS))), ", ".join(missing)))
     unknown = sorted(set(service_accounts) - set(SERVICE_ACCOUNTS))
     if unknown:
         errors.append("slinky_service_accounts: %s is not a kind of Slinky pod (allowed: %s)"
@@ -450,7 +455,15 @@ def nodeaddr_sync_slurmd(slurmd):
     return dict(slurmd, lifecycle=lifecycle, env=env)
 
 
-def chart_values(model, nodesets=None, loginsets=None, service_accounts=None, nodeaddr_sync=None):
+def mirrored_ref(ref, registry):
+    """An image reference (repository:tag or repository@digest) in registry (as it is without one)."""
+    if not registry:
+        return ref
+    cut = ref.find("@") if "@" in ref else (ref.rfind(":") if ref.rfind(":") > ref.rfind("/") else len(ref))
+    return mirrored(ref[:cut], registry) + ref[cut:]
+
+
+def chart_values(model, nodesets=None, loginsets=None, service_accounts=None, nodeaddr_sync=None, accounting_database=None):
     """Values for Slinky's `slurm` chart that expose the cluster as the model describes.
 
     model: a normalized model (cluster_model.normalize()). nodesets / loginsets: {name: chart
@@ -477,7 +490,10 @@ def chart_values(model, nodesets=None, loginsets=None, service_accounts=None, no
       HealthCheckProgram names it (module_utils/health.py);
     - nodeaddr_sync ({image, interval}, or None for none): in network_mode nat, with a NodeSet on
       the pod network, each such NodeSet's slurmd states its node's address in Extra and a
-      sidecar beside slurmctld keeps NodeAddr at it (above).
+      sidecar beside slurmctld keeps NodeAddr at it (above);
+    - with the model's accounting on, slurmdbd with the model's database, AccountingStorageTRES, and
+      the database the collection runs when the model names none (accounting_database: {image (in the
+      model's image_registry), claim, args}; module_utils/accounting.py).
     """
     sas = dict(SERVICE_ACCOUNTS, **(service_accounts or {}))
     srun = model["srun_port_range"]
@@ -507,7 +523,7 @@ def chart_values(model, nodesets=None, loginsets=None, service_accounts=None, no
             {"apiVersion": "v1", "kind": "ServiceAccount", "automountServiceAccountToken": False,
              # No namespace: Helm (and Argo CD, Flux) put it in the release's namespace.
              "metadata": {"name": sas[component], "labels": {"app.kubernetes.io/component": component}}}
-            for component in sorted(sas)
+            for component in sorted(sas) if component not in _unused_service_accounts(model)
         ],
     }
     nat_nodesets = False
@@ -545,7 +561,17 @@ def chart_values(model, nodesets=None, loginsets=None, service_accounts=None, no
         controller["podSpec"]["initContainers"] = [sidecar]
     for name in sorted(loginsets or {}):
         values["loginsets"][name] = _pod_set(loginsets[name] or {}, {"serviceAccountName": sas["login"]})
-    return values
+    database = dict(accounting_database or {})
+    if database.get("image"):
+        database["image"] = mirrored_ref(database["image"], model.get("image_registry"))
+    database["service_account"] = sas["database"]
+    return accounting.chart_values(values, model, sas["accounting"], database)
+
+
+def _unused_service_accounts(model):
+    """The kinds of pods the model runs none of: slurmdbd without accounting, the database with none or the site's."""
+    section = accounting.of(model)
+    return (("accounting", "database") if not section else () if section["managed"] else ("database",))
 
 
 # The pod template annotation that carries the digest of the gres.conf the values hold: Slinky's operator
@@ -562,8 +588,8 @@ def _gpu_values(values, gpus):
     joins by its feature (the chart's partitions name only its NodeSets, so the lines go into extraConfMap).
     Partition `all` keeps holding every node."""
     controller = values["controller"]
-    # (Not AccountingStorageTRES=gres/gpu: slurmctld 26.05 refuses to start with it and no slurmdbd,
-    # "slurmdbd is required to run with TRES gres/gpu", seen on the lab; it comes with accounting.)
+    # (AccountingStorageTRES=gres/gpu only with accounting, module_utils/accounting.tres: slurmctld 26.05
+    # refuses to start with it and no slurmdbd, "slurmdbd is required to run with TRES gres/gpu", seen on the lab.)
     controller["extraConfMap"]["GresTypes"] = gres.NAME
     if gpus["partition"]:
         controller["extraConfMap"]["NodeSet"] = "%s Feature=%s" % (gres.nodeset(gpus), gpus["feature"])
@@ -576,9 +602,10 @@ def _gpu_values(values, gpus):
 def model_values_errors(model, slurm_values, nodesets=None):
     """What in the site's chart values works against the model: with GPUs, a gres.conf of its own in configFiles
     (the model writes the controller's gres.conf), a GresTypes, NodeSet or PartitionName in extraConfMap, or a
-    NodeSet named as the GPU NodeSet; with health checks on, a HealthCheck* setting in extraConfMap."""
+    NodeSet named as the GPU NodeSet; with health checks on, a HealthCheck* setting in extraConfMap; with
+    accounting on, what module_utils/accounting.values_errors names."""
     extra = (((slurm_values or {}).get("controller") or {}).get("extraConfMap") or {})
-    errors = []
+    errors = accounting.values_errors(model, slurm_values)
     if health.of(model):
         errors += ["slinky_slurm_values.controller.extraConfMap.%s is set and slime_cluster.health is on: the collection "
                    "writes %s from slime_cluster.health; set it there, or health.enabled: false to run a program of "

@@ -72,20 +72,27 @@ def release_name(index):
 
 def version_compat_error(slurmd_version, slurmctld_version):
     """None when slurmd may join slurmctld, else a message naming both versions."""
+    return daemon_order_error("slurmd", slurmd_version, "slurmctld", slurmctld_version, "the controller")
+
+
+def daemon_order_error(daemon, version, upper, upper_version, upper_role=None):
+    """None when `daemon` at `version` may talk to `upper` at `upper_version` (slurmd to slurmctld,
+    slurmctld to slurmdbd): not a newer major release, and within the compatibility window of `upper`;
+    else a message naming both versions."""
     try:
-        node = release_index(slurmd_version)
-        ctld = release_index(slurmctld_version)
+        node = release_index(version)
+        ctld = release_index(upper_version)
     except ValueError as exc:
         return str(exc)
     if node > ctld:
-        return ("slurmd %s is newer than slurmctld %s; slurmd must not be newer than the controller"
-                % (slurmd_version, slurmctld_version))
-    window = releases_behind(slurmctld_version)
+        return ("%s %s is newer than %s %s; %s must not be newer than %s"
+                % (daemon, version, upper, upper_version, daemon, upper_role or upper))
+    window = releases_behind(upper_version)
     if ctld - node > window:
-        return ("slurmd %s is %d major releases older than slurmctld %s; slurmctld %s accepts slurmd up to %d "
+        return ("%s %s is %d major releases older than %s %s; %s %s accepts %s up to %d "
                 "releases older (Slurm's compatibility window: %d from %s on, %d before; "
                 "https://slurm.schedmd.com/upgrades.html)"
-                % (slurmd_version, ctld - node, slurmctld_version, slurmctld_version, window,
+                % (daemon, version, ctld - node, upper, upper_version, upper, upper_version, daemon, window,
                    RELEASES_BEHIND[1], WINDOW_WIDENED_IN, RELEASES_BEHIND[0]))
     return None
 

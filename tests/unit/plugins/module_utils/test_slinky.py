@@ -517,7 +517,8 @@ def test_service_account_errors():
     assert slinky.service_account_errors(dict(slinky.SERVICE_ACCOUNTS)) == []
     errors = slinky.service_account_errors({"controller": "Bad_Name", "worker": "w", "restapi": "r", "slurmd": "x"})
     assert errors[0] == "slinky_service_accounts must name controller, login, restapi, worker; missing: login"
-    assert errors[1] == "slinky_service_accounts: slurmd is not a kind of Slinky pod (allowed: controller, login, restapi, worker)"
+    assert errors[1] == ("slinky_service_accounts: slurmd is not a kind of Slinky pod (allowed: accounting, controller, database, "
+                         "login, restapi, worker)")
     assert errors[2].startswith("slinky_service_accounts.controller='Bad_Name' is not a valid Kubernetes name")
     assert slinky.service_account_errors(["a"])[0].startswith("slinky_service_accounts=['a'] must map")
 
