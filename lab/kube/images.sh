@@ -15,6 +15,7 @@
 #                                       slurm-operator v1.2.1) from Debian forky's Slurm 26.05
 #   mariadb                             the accounting database the slinky role runs (MariaDB 11.8
 #                                       from Debian forky, as docker.io/library/mariadb:11.8)
+#   prometheus                          a Prometheus for the tests (Debian forky's), not the collection's
 #   logfile                             the Slurm pods' logfile sidecar / login initconf (the
 #                                       chart's default there is docker.io/library/alpine)
 #   pause                               the pod sandbox, from k8s.io/kubernetes' pause.c
@@ -47,7 +48,7 @@ slurm_images=(slurmctld slurmd slurmrestd slurmdbd login)
 bin_images=(slurm-operator slurm-operator-webhook coredns
             cert-manager-controller cert-manager-webhook cert-manager-cainjector
             cert-manager-startupapicheck)
-all_images=("${slurm_images[@]}" mariadb logfile pause "${bin_images[@]}")
+all_images=("${slurm_images[@]}" mariadb prometheus logfile pause "${bin_images[@]}")
 
 # --- inputs -----------------------------------------------------------------------------------
 pause_dir() { echo "$cache/k8s/go/mod/k8s.io/kubernetes@$K8S_VERSION/build/pause"; }
@@ -105,6 +106,7 @@ ref() {
   case $1 in
     slurmctld|slurmd|slurmrestd|slurmdbd|login) echo "$prefix/slinkyproject/$1:$slurm_tag" ;;
     mariadb) echo "$prefix/library/mariadb:11.8" ;;
+    prometheus) echo "$prefix/prometheus:forky" ;;
     logfile) echo "$prefix/library/alpine:forky" ;;
     pause) tag=$(pause_tag) || return 1; echo "$prefix/pause:$tag" ;;
     slurm-operator*) tag=$(bin_tag "$1") || return 1; echo "$prefix/slinkyproject/$1:$tag" ;;
@@ -235,10 +237,10 @@ one() {
       build_slurm_base
       r=$(ref "$name")
       build "$r" "$src/slurm/Containerfile.$name" "$src/slurm" "BASE=$slurm_base" ;;
-    mariadb)
+    mariadb|prometheus)
       need_minbase
-      r=$(ref mariadb)
-      build "$r" "$src/mariadb/Containerfile" "$src/mariadb" "MINBASE=$minbase" ;;
+      r=$(ref "$name")
+      build "$r" "$src/$name/Containerfile" "$src/$name" "MINBASE=$minbase" ;;
     logfile)
       need_minbase
       r=$(ref logfile)

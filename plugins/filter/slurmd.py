@@ -12,8 +12,8 @@ __metaclass__ = type
 from ansible_collections.slime.hybrid.plugins.module_utils import slurmd
 
 
-def _slurm_compat_error(slurmd_version, slurmctld_version):
-    return slurmd.version_compat_error(slurmd_version, slurmctld_version) or ""
+def _slurm_compat_error(slurmd_version, slurmctld_version, oldest=None):
+    return slurmd.version_compat_error(slurmd_version, slurmctld_version, oldest) or ""
 
 
 class FilterModule(object):

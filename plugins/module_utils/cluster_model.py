@@ -19,8 +19,8 @@ __metaclass__ = type
 import ipaddress
 import re
 
-from ansible_collections.slime.hybrid.plugins.module_utils import accounting, gres, health
-from ansible_collections.slime.hybrid.plugins.module_utils.slurmd import parse_slurm_version
+from ansible_collections.slime.hybrid.plugins.module_utils import accounting, gres, health, metrics
+from ansible_collections.slime.hybrid.plugins.module_utils.slurmd import parse_slurm_version, release_index
 
 # Kubernetes' default --service-node-port-range (a cluster may set another: nodeport.range; its
 # lower "static" band, static_band(), is what KEP-3668 keeps for manually chosen NodePorts).
@@ -359,12 +359,13 @@ SITE_WINS = ("pod_routes", "nodeport.address")
 SETTINGS = {
     "": ("name", "network_mode", "controller", "nodeport", "slurmd_port", "srun_port_range", "max_node_count",
          "srun_concurrency", "pod_routes", "slurm_version", "worker", "image_registry", "gpus", "health",
-         "accounting"),
+         "accounting", "metrics"),
     "controller": ("host", "aliases", "address", "port", "backups"),
     "nodeport": ("address", "port", "range"),
 }
 DERIVED = {
-    "": ("routes", "pod_cidrs", "inbound", "dnat", "conf_server", "conf_server_address", "conf_server_port"),
+    "": ("routes", "pod_cidrs", "inbound", "dnat", "conf_server", "conf_server_address", "conf_server_port",
+         "slurmd_oldest"),
     "controller": (),
     "nodeport": ("static_band",),
 }
@@ -511,6 +512,8 @@ def _build(raw, require_discovered=True):
     errors += health_errors
     accounting_section, accounting_errors = accounting.settings(m.get("accounting"))
     errors += accounting_errors
+    metrics_section, metrics_errors = metrics.settings(m.get("metrics"))
+    errors += metrics_errors
 
     max_nodes = _positive_int(errors, "max_node_count", m.get("max_node_count"))
     concurrency = _positive_int(errors, "srun_concurrency", m.get("srun_concurrency"),
@@ -551,6 +554,10 @@ def _build(raw, require_discovered=True):
     else:
         try:
             parse_slurm_version(version)
+            oldest = metrics.oldest_slurmd(metrics_section)
+            if oldest and release_index(version) < release_index(oldest["release"]):
+                errors.append("metrics.controller is on and slurmctld is %s: %s, which slurmctld %s does not know"
+                              % (version, oldest["why"], version))
         except ValueError as exc:
             errors.append("slurm_version: %s" % exc)
 
@@ -586,11 +593,16 @@ def _build(raw, require_discovered=True):
         "health": health_checks,
         # Slurm accounting (module_utils/accounting.py; accounting.of(model) is None when it is off)
         "accounting": accounting_section,
+        # slurmctld's OpenMetrics and the bare-metal node exporter (module_utils/metrics.py)
+        "metrics": metrics_section,
+        # the oldest slurmd this slurm.conf lets join ({release, why}), None for Slurm's window alone
+        "slurmd_oldest": metrics.oldest_slurmd(metrics_section),
     }
     # Each rule's comment spells out the whole rule, so a rule the model no longer
     # produces (say, after a NodePort change) is recognised as stale and replaced.
     out["inbound"] = [{"name": name_, "ports": ports, "comment": "slime.hybrid/in-%s tcp:%s" % (name_, ports)}
                       for name_, ports in (("slurmd", str(slurmd_port)), ("srun", srun["iptables"]))]
+    out["inbound"] += metrics.inbound(metrics_section)
     # Routed: bare metal reaches the controller pod at its pod IP through the routes. Otherwise only through its node.
     address, port = (ctl_addr, ctl_port) if mode == "routed" else (np_addr, np_port)
     if ctl_addr is None or address is None:

@@ -15,7 +15,7 @@ import copy
 import ipaddress
 import re
 
-from ansible_collections.slime.hybrid.plugins.module_utils import accounting, cluster_model, gres, health
+from ansible_collections.slime.hybrid.plugins.module_utils import accounting, cluster_model, gres, health, metrics
 
 _TAG_VERSION_RE = re.compile(r"^(\d{2}\.\d{2})(?:\.(\d+))?")
 
@@ -493,7 +493,8 @@ def chart_values(model, nodesets=None, loginsets=None, service_accounts=None, no
       sidecar beside slurmctld keeps NodeAddr at it (above);
     - with the model's accounting on, slurmdbd with the model's database, AccountingStorageTRES, and
       the database the collection runs when the model names none (accounting_database: {image (in the
-      model's image_registry), claim, args}; module_utils/accounting.py).
+      model's image_registry), claim, args}; module_utils/accounting.py);
+    - with the model's controller metrics on, the chart's controller.metrics (MetricsType; module_utils/metrics.py).
     """
     sas = dict(SERVICE_ACCOUNTS, **(service_accounts or {}))
     srun = model["srun_port_range"]
@@ -565,6 +566,7 @@ def chart_values(model, nodesets=None, loginsets=None, service_accounts=None, no
     if database.get("image"):
         database["image"] = mirrored_ref(database["image"], model.get("image_registry"))
     database["service_account"] = sas["database"]
+    metrics.chart_values(values, model)
     return accounting.chart_values(values, model, sas["accounting"], database)
 
 

@@ -70,9 +70,16 @@ def release_name(index):
     return "%02d.%02d" % (year, month + 1)
 
 
-def version_compat_error(slurmd_version, slurmctld_version):
-    """None when slurmd may join slurmctld, else a message naming both versions."""
-    return daemon_order_error("slurmd", slurmd_version, "slurmctld", slurmctld_version, "the controller")
+def version_compat_error(slurmd_version, slurmctld_version, oldest=None):
+    """None when slurmd may join slurmctld, else a message naming both versions. oldest ({release, why}, the
+    model's slurmd_oldest): a release the cluster's slurm.conf needs at least, inside Slurm's window."""
+    error = daemon_order_error("slurmd", slurmd_version, "slurmctld", slurmctld_version, "the controller")
+    if error or not oldest:
+        return error
+    if release_index(slurmd_version) < release_index(oldest["release"]):
+        return "slurmd %s is older than %s: %s (slurmd would refuse the slurm.conf it fetches)" % (
+            slurmd_version, oldest["release"], oldest["why"])
+    return None
 
 
 def daemon_order_error(daemon, version, upper, upper_version, upper_role=None):
@@ -126,7 +133,7 @@ def _slurm_release(version):
     return "%02d.%02d" % (year, month) + ("" if patch is None else ".%d" % patch)
 
 
-def upgrade_plan(policy_output, slurmctld_version, pinned="", running=""):
+def upgrade_plan(policy_output, slurmctld_version, pinned="", running="", oldest=None):
     """What a rolling upgrade does to one host's slurmd. Input: `apt-cache policy slurmd` output
     (after the index was refreshed), the slurmctld version, the version asked for (else the
     candidate) and the Version slurmctld's record of the node shows ('' when it has none).
@@ -134,7 +141,8 @@ def upgrade_plan(policy_output, slurmctld_version, pinned="", running=""):
     slurmd reports it (26.05.5); "upgrade" is true when the packages are not at the target, or
     the slurmd that registered runs another release than the one installed (a run stopped
     between the package upgrade and the restart); "error" refuses the target: not installable,
-    newer than slurmctld or outside its window, or older than what is installed."""
+    newer than slurmctld or outside its window (or older than oldest, version_compat_error), or
+    older than what is installed."""
     installed = _apt_policy(policy_output, "Installed")
     target = str(pinned) if pinned else _apt_policy(policy_output, "Candidate")
     out = {"installed": installed, "target": target, "release": "", "upgrade": False, "error": ""}
@@ -149,7 +157,7 @@ def upgrade_plan(policy_output, slurmctld_version, pinned="", running=""):
         except ValueError as exc:
             out["error"] = str(exc)
             return out
-        out["error"] = version_compat_error(target, slurmctld_version) or (
+        out["error"] = version_compat_error(target, slurmctld_version, oldest) or (
             "the target slurmd %s is older than the installed %s; a rolling upgrade does not downgrade"
             % (target, installed) if older else "")
         restart_owed = bool(running) and running != _slurm_release(installed)

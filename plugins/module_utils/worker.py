@@ -21,7 +21,7 @@ import hashlib
 import re
 import shlex
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, gres, health, netfilter, node_features, scontrol, slurmd
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, gres, health, metrics, netfilter, node_features, scontrol, slurmd
 
 NAT_CHAIN = "SLIME-HYBRID-OUT"
 FILTER_CHAIN = "SLIME-HYBRID-IN"
@@ -151,19 +151,22 @@ def iptables_restore(model):
     return "\n".join(lines)
 
 
-def accepted_releases(slurmctld_version):
-    """The major releases (YY.MM) a slurmd may have to join this slurmctld, newest first."""
+def accepted_releases(slurmctld_version, oldest=None):
+    """The major releases (YY.MM) a slurmd may have to join this slurmctld, newest first (none older than
+    oldest, the model's slurmd_oldest)."""
     newest = slurmd.release_index(slurmctld_version)
-    oldest = newest - slurmd.releases_behind(slurmctld_version)
-    names = [slurmd.release_name(index) for index in range(newest, oldest - 1, -1)]
+    first = newest - slurmd.releases_behind(slurmctld_version)
+    if oldest:
+        first = max(first, slurmd.release_index(oldest["release"]))
+    names = [slurmd.release_name(index) for index in range(newest, first - 1, -1)]
     return [name for name in names if name]
 
 
-def slurmd_version_check(slurmctld_version, version_of='slurmd -V | cut -d" " -f2', what="slurmd"):
+def slurmd_version_check(slurmctld_version, version_of='slurmd -V | cut -d" " -f2', what="slurmd", oldest=None):
     """A shell command whose status is non-zero, with a message naming both versions, unless the slurmd
     version that version_of prints may join slurmctld: the cloud-init path's version of the SSH path's
     checks (it returns rather than exits, so the caller decides what follows)."""
-    accepted = accepted_releases(slurmctld_version)
+    accepted = accepted_releases(slurmctld_version, oldest)
     patterns = "|".join("%s.*" % release for release in accepted)
     return ('v=$(%s); case "$v" in %s) true ;; *) echo "slime.hybrid: %s $v cannot join '
             'slurmctld %s (accepted: %s)" >&2; false ;; esac' % (version_of, patterns, what, slurmctld_version, ", ".join(accepted)))
@@ -187,12 +190,12 @@ def index_query(node):
             % (_dnf_query("installed", package), _dnf_query("available", package), shlex.quote(package)))
 
 
-def slurmd_install_check(slurmctld_version, node):
+def slurmd_install_check(slurmctld_version, node, oldest=None):
     """The check before anything is installed, as the SSH path makes it: the pinned version, else the
     Candidate line of index_query (apt's candidate, dnf's newest available)."""
     version_of = ("echo %s" % shlex.quote(node["package_version"]) if node["package_version"]
                   else "{ %s; } | sed -n \"s/^ *Candidate: //p\"" % index_query(node))
-    return slurmd_version_check(slurmctld_version, version_of, "the packaged slurmd")
+    return slurmd_version_check(slurmctld_version, version_of, "the packaged slurmd", oldest)
 
 
 # How each package manager names a version of a package (apt: slurmd=26.05.5-1; dnf:
@@ -253,6 +256,8 @@ def plan(model, node):
         "health": {"directory": health.DIRECTORY, "reason_prefix": health.REASON_PREFIX,
                    "files": health.files(checks, gpus["files"] if gpus else []) if checks else []},
         "dropin": {"path": DROPIN, "mode": "0644", "content": dropin(model, node)},
+        # the distribution's node exporter ({package, service, port}; its port is among the inbound rules), or None
+        "node_exporter": metrics.node_exporter(model, manager),
         "package_manager": manager,
         # what to install: package specs (name, or name and version as the package manager writes them)
         "packages": ([VERSION_SEPARATOR[manager].join([package, node["package_version"]]) for package in node["packages"]]
@@ -260,8 +265,10 @@ def plan(model, node):
         "version_separator": VERSION_SEPARATOR[manager],
         "index_query": index_query(node),
         "slurmctld_version": model["slurm_version"],
-        "slurmd_version_check": slurmd_version_check(model["slurm_version"]),
-        "slurmd_install_check": slurmd_install_check(model["slurm_version"], node),
+        # the oldest slurmd this cluster's slurm.conf lets join, inside Slurm's window ({release, why} or None)
+        "slurmd_oldest": model.get("slurmd_oldest"),
+        "slurmd_version_check": slurmd_version_check(model["slurm_version"], oldest=model.get("slurmd_oldest")),
+        "slurmd_install_check": slurmd_install_check(model["slurm_version"], node, model.get("slurmd_oldest")),
         "source": package_source(node),
         # apt only: the key a signed-by= option of apt_repository names (dnf's is in the source file)
         "source_key": ({"path": APT_KEY, "url": node["apt_key_url"]}
@@ -330,7 +337,7 @@ def cloud_config(plan, key_b64):
     """The plan as cloud-init user-data (the dict under #cloud-config), in the SSH path's order: the
     slurm user, slurm.key, the network, the slurmd drop-in, then, if the packaged slurmd may join
     slurmctld, the packages (Debian's postinst starts slurmd at once), then slurmd, only if the
-    installed release may join slurmctld."""
+    installed release may join slurmctld; last, the node exporter."""
     user = plan["user"]
     install = INSTALL_COMMAND[plan["package_manager"]]
     files = [{"path": plan["key"]["path"], "encoding": "b64", "content": key_b64,
@@ -362,6 +369,9 @@ def cloud_config(plan, key_b64):
     runcmd += [plan["slurmd_install_check"] + " || exit 1", install + plan["packages"], ["systemctl", "daemon-reload"],
                ["sh", "-c", plan["slurmd_version_check"] + " && systemctl enable slurmd && systemctl restart slurmd"
                 " || { systemctl disable --now slurmd; exit 1; }"]]
+    exporter = plan["node_exporter"]
+    if exporter:
+        runcmd += [install + [exporter["package"]], ["systemctl", "enable", "--now", exporter["service"]]]
     return {
         "bootcmd": [
             ["sh", "-c", "getent group %s >/dev/null || groupadd --system --gid %d %s" % (user["name"], user["gid"], user["name"])],
@@ -391,7 +401,8 @@ def observe_targets(plan, node_name):
         "user": plan["user"]["name"],
         "hosts_file": HOSTS_FILE,
         "routes": bool(plan["routes"]),
-        "units": [SLURMD] + ([ROUTES_SERVICE] if plan["routes_unit"] else []) + ([FIREWALLD] if plan["firewall"] else []),
+        "units": [SLURMD] + ([ROUTES_SERVICE] if plan["routes_unit"] else []) + ([FIREWALLD] if plan["firewall"] else [])
+                 + ([plan["node_exporter"]["service"]] if plan["node_exporter"] else []),
         "iptables_tables": ["nat", "filter"] if plan["firewall"] else [],
         "node": node_name,
     }
@@ -499,7 +510,7 @@ def _node_drift(node_name, features, record):
 def drift(plan, observed, node_name, features, key_sha256):
     """{part: [reasons]} for every part of the plan the host does not match; {} when it is converged.
     Parts: dpkg (apt's database only), user, source, packages, directories, key, firewall, hosts, routes, dropin, health, gpus,
-    service, restart (slurmd runs an older key, drop-in or unit than the disk holds: a restart a
+    metrics (the node exporter), service, restart (slurmd runs an older key, drop-in or unit than the disk holds: a restart a
     killed run never made), node (slurmctld's record: registered, available, with the wanted features). Each
     says what the role's tasks for that part would find to change, as their modules decide it."""
     db = observed["packages"]
@@ -525,7 +536,8 @@ def drift(plan, observed, node_name, features, key_sha256):
     out["packages"] = ["package %s is not installed" % spec for spec, name in zip(plan["packages"], worker["packages"])
                        if not _installed(db, name, worker["package_version"])]
     if not out["packages"]:
-        compat = slurmd.version_compat_error(observed["slurmd_version"] or "none", plan["slurmctld_version"])
+        compat = slurmd.version_compat_error(observed["slurmd_version"] or "none", plan["slurmctld_version"],
+                                             plan["slurmd_oldest"])
         out["packages"] = ["slurmd -V: %s" % compat] if compat else []
     out["directories"] = [
         "%s is not a root:root 0755 directory" % path for path in plan["directories"]
@@ -547,6 +559,9 @@ def drift(plan, observed, node_name, features, key_sha256):
                       for reason in _file_drift(observed, part["path"], "root", "root", part["mode"], part["content"])]
                      or ["%s is left from health checks now off" % path for path in (health.PROGRAM, health.SETTINGS_FILE)
                          if not plan["health"]["files"] and observed["files"][path]["exists"]])
+    exporter = plan["node_exporter"]
+    out["metrics"] = ((["package %s is not installed" % exporter["package"]] if not _installed(db, exporter["package"]) else [])
+                      + _unit_drift(observed, exporter["service"])) if exporter else []
     unit = observed["units"].get(SLURMD, {})
     out["service"] = _unit_drift(observed, SLURMD)
     out["restart"] = ["systemd has not loaded slurmd's unit as it is on disk"] if unit.get("NeedDaemonReload") == "yes" else []

@@ -645,7 +645,7 @@ def test_bad_backups_are_named(backups, error):
 def test_unknown_keys_are_refused_with_the_settings_allowed_there():
     errors = cm.validate(valid_model(**{"netwrok_mode": "routed", "controller.hots": "x", "nodeport.adress": "10.0.0.1"}))
     assert errors == [
-        "netwrok_mode is not a setting of slime_cluster; allowed: accounting, controller, gpus, health, image_registry, max_node_count, name, "
+        "netwrok_mode is not a setting of slime_cluster; allowed: accounting, controller, gpus, health, image_registry, max_node_count, metrics, name, "
         "network_mode, nodeport, pod_routes, slurm_version, slurmd_port, srun_concurrency, srun_port_range, worker",
         "controller.hots is not a setting of slime_cluster (controller); allowed: address, aliases, backups, host, port",
         "nodeport.adress is not a setting of slime_cluster (nodeport); allowed: address, port, range",

@@ -321,3 +321,18 @@ def test_an_active_firewalld_is_a_conflict_where_the_role_manages_iptables(plan)
     unmanaged = worker.plan(MODEL, with_worker(manage_firewall=False))
     assert "firewalld" not in worker.observe_targets(unmanaged, "bm-1")["units"]
     assert worker.conflicts(unmanaged, observed(unmanaged, units=active)) == []
+
+
+def test_the_node_exporter_part():
+    """slime_cluster.metrics.node_exporter: the package and its running, enabled unit (module_utils/metrics.py)."""
+    exporter_plan = worker.plan(cluster_model.normalize(dict(MODEL, metrics={"node_exporter": True})), SETTINGS)
+    seen = observed(exporter_plan)
+    assert drift(exporter_plan, seen)["metrics"] == ["package prometheus-node-exporter is not installed",
+                                                     "prometheus-node-exporter is None/None"]
+    run = answers({("dpkg-query",): (0, DPKG + "ii |prometheus-node-exporter|1.10.2-1\n", "")})
+    seen = observed(exporter_plan, packages=host_state.dpkg(run),
+                    units={"slurmd": host_state.systemd_unit(run, "slurmd"),
+                           "prometheus-node-exporter": host_state.systemd_unit(run, "prometheus-node-exporter")})
+    assert "metrics" not in drift(exporter_plan, seen)
+    # its port among the rules the real iptables listing must have
+    assert "rule missing" in " ".join(drift(exporter_plan, seen).get("firewall", []))
