@@ -401,8 +401,8 @@ def observe_targets(plan, node_name):
         "user": plan["user"]["name"],
         "hosts_file": HOSTS_FILE,
         "routes": bool(plan["routes"]),
-        "units": [SLURMD] + ([ROUTES_SERVICE] if plan["routes_unit"] else []) + ([FIREWALLD] if plan["firewall"] else [])
-                 + ([plan["node_exporter"]["service"]] if plan["node_exporter"] else []),
+        "units": ([SLURMD] + ([ROUTES_SERVICE] if plan["routes_unit"] else []) + ([FIREWALLD] if plan["firewall"] else [])
+                  + ([plan["node_exporter"]["service"]] if plan["node_exporter"] else [])),
         "iptables_tables": ["nat", "filter"] if plan["firewall"] else [],
         "node": node_name,
     }
