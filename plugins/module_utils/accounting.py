@@ -148,7 +148,7 @@ def tres(model):
     if gpus and gpus.get("nodes"):
         out.append("gres/gpu")
         out += ["gres/gpu:%s" % group["type"] for group in gpus["nodes"] if group.get("type")]
-    out += of(model)["tres"]
+    out += (of(model) or {}).get("tres", [])
     return [entry for index, entry in enumerate(out) if entry not in out[:index]]
 
 
