@@ -34,8 +34,6 @@ __metaclass__ = type
 import copy
 import re
 
-# Names the operator gives (see above), for a release named `slurm` by default.
-SLURMDBD_PORT = 6819
 # The database the collection runs when the model names none.
 MANAGED = "slime-accounting-db"
 MANAGED_PORT = 3306

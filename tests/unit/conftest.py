@@ -110,3 +110,27 @@ def closed_port():
     port = sock.getsockname()[1]
     sock.close()
     return port
+
+
+@pytest.fixture
+def slurm_chart(tmp_path):
+    """render(values) -> {(kind, name): object}: Slinky's slurm chart 1.2.1 (SLIME_VENDOR_DIR, or ../shared/vendor)
+    rendered by helm with the values; the test is skipped where the chart or helm is not here."""
+    import shutil
+    import subprocess
+
+    import yaml
+
+    base = os.environ.get("SLIME_VENDOR_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), *[".."] * 3,
+                                                              "shared", "vendor")
+    chart, helm = os.path.join(base, "slinky-1.2.1", "helm", "slurm"), shutil.which("helm")
+    if not os.path.isdir(chart) or not helm:
+        pytest.skip("the slurm chart 1.2.1 (SLIME_VENDOR_DIR) or helm is not here")
+
+    def render(values):
+        path = tmp_path / "values.yaml"
+        path.write_text(yaml.safe_dump(values))
+        out = subprocess.run([helm, "template", "slurm", chart, "-n", "slurm", "-f", str(path)],
+                             capture_output=True, text=True, check=True).stdout
+        return dict(((doc["kind"], doc["metadata"]["name"]), doc) for doc in yaml.safe_load_all(out) if doc)
+    return render

@@ -9,12 +9,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import os
-import shutil
 import subprocess
 
 import pytest
-import yaml
 
 from ansible_collections.slime.hybrid.plugins.module_utils import accounting, cluster_model, slinky
 
@@ -185,23 +182,11 @@ def test_the_init_script_escapes_the_password_and_initializes_once(tmp_path):
     assert len((tmp_path / "install.log").read_text().splitlines()) == 1
 
 
-def _chart_dir():
-    base = os.environ.get("SLIME_VENDOR_DIR") or os.path.join(os.path.dirname(__file__), *[".."] * 6, "shared", "vendor")
-    return os.path.join(base, "slinky-1.2.1", "helm", "slurm")
-
-
-def test_the_real_chart_renders_the_accounting_as_the_operator_reads_it(tmp_path):
+def test_the_real_chart_renders_the_accounting_as_the_operator_reads_it(slurm_chart):
     """Slinky's slurm chart 1.2.1, rendered by helm: the Accounting resource carries the model's storageConfig and
     the collection's ServiceAccount, the Controller references it, and the database is among the objects."""
-    chart, helm = _chart_dir(), shutil.which("helm")
-    if not os.path.isdir(chart) or not helm:
-        pytest.skip("the slurm chart 1.2.1 (SLIME_VENDOR_DIR) or helm is not here")
     out = values(model({"enabled": True}))
-    path = tmp_path / "values.yaml"
-    path.write_text(yaml.safe_dump(out))
-    rendered = subprocess.run([helm, "template", "slurm", chart, "-n", "slurm", "-f", str(path)],
-                              capture_output=True, text=True, check=True).stdout
-    docs = dict(((d["kind"], d["metadata"]["name"]), d) for d in yaml.safe_load_all(rendered) if d)
+    docs = slurm_chart(out)
     acct = docs[("Accounting", "slurm")]["spec"]
     assert acct["storageConfig"] == out["accounting"]["storageConfig"]
     assert acct["template"]["spec"]["serviceAccountName"] == "slurm-accounting"

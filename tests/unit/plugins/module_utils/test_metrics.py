@@ -10,12 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import os
-import shutil
-import subprocess
-
 import pytest
-import yaml
 
 from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, metrics, slinky, slurmd, worker
 
@@ -91,21 +86,12 @@ def test_the_node_exporter_over_ssh_and_cloud_init_alike_and_its_firewall_rule()
     assert "no node exporter package for package_manager dnf (supported: apt)" in str(error.value)
 
 
-def test_chart_values_and_what_the_real_chart_renders_of_them(tmp_path):
+def test_chart_values_and_what_the_real_chart_renders_of_them(slurm_chart):
     """The Controller resource the real chart renders carries metrics and the ServiceMonitor's endpoints, which the
     operator turns into MetricsType and (where the Prometheus Operator's API is served) a ServiceMonitor."""
     values = slinky.chart_values(model({"controller": True}), {"slinky": {}})
     assert values["controller"]["metrics"] == {"enabled": True, "serviceMonitor": {"enabled": True}}
     assert "metrics" not in slinky.chart_values(model(), {"slinky": {}})["controller"]
-    base = os.environ.get("SLIME_VENDOR_DIR") or os.path.join(os.path.dirname(__file__), *[".."] * 6, "shared", "vendor")
-    chart, helm = os.path.join(base, "slinky-1.2.1", "helm", "slurm"), shutil.which("helm")
-    if not os.path.isdir(chart) or not helm:
-        pytest.skip("the slurm chart 1.2.1 (SLIME_VENDOR_DIR) or helm is not here")
-    path = tmp_path / "values.yaml"
-    path.write_text(yaml.safe_dump(values))
-    rendered = subprocess.run([helm, "template", "slurm", chart, "-n", "slurm", "-f", str(path)],
-                              capture_output=True, text=True, check=True).stdout
-    docs = dict(((d["kind"], d["metadata"]["name"]), d) for d in yaml.safe_load_all(rendered) if d)
-    spec = docs[("Controller", "slurm")]["spec"]["metrics"]
+    spec = slurm_chart(values)[("Controller", "slurm")]["spec"]["metrics"]
     assert spec["enabled"] is True and spec["serviceMonitor"]["enabled"] is True
     assert [e["path"] for e in spec["serviceMonitor"]["endpoints"]] == list(metrics.ENDPOINTS[:4])
