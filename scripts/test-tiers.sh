@@ -52,6 +52,12 @@ first_error() {
 
 # run_tier TIER [beside]: make TIER, its output to its log (and to the terminal unless it runs
 # beside another lane); its result line to $logs/TIER.result.
+# The lane's output with the time each play and each molecule step began, at the end of its line
+# (where the first error's search above does not look): where a lane's minutes went.
+stamp() {
+  awk '/^PLAY \[|^INFO .*Executing$/ { print $0 " [" strftime("%T") "]"; fflush(); next } { print; fflush() }'
+}
+
 run_tier() {
   local tier=$1 start=$SECONDS rc took
   if [[ $skip == *" $tier "* ]]; then
@@ -64,10 +70,10 @@ run_tier() {
   fi
   echo "=== tier $tier: make $tier${2:+ (beside another lane; its output is printed at the end)}"
   if [ -n "${2:-}" ]; then
-    make --no-print-directory "$tier" >"$logs/$tier.log" 2>&1
-    rc=$?
+    make --no-print-directory "$tier" 2>&1 | stamp >"$logs/$tier.log"
+    rc=${PIPESTATUS[0]}
   else
-    make --no-print-directory "$tier" 2>&1 | tee "$logs/$tier.log"
+    make --no-print-directory "$tier" 2>&1 | stamp | tee "$logs/$tier.log"
     rc=${PIPESTATUS[0]}
   fi
   took=$((SECONDS - start))

@@ -5,9 +5,13 @@
 #   ${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/kube/images/all.tar
 # One archive, not one per image: the Slurm images share their Debian and Slurm layers, which a
 # node then reads and unpacks once (749 MB instead of 1.8 GB; one node's import 12 s, not 27 s).
+# Two images only some labs run have archives of their own, NAME.tar beside it (lab/kube/up.sh
+# imports each where it is needed): mariadb (661 MB; labs with the collection's accounting
+# database) and prometheus (418 MB; the lab whose tests scrape).
 #
 #   lab/kube/images.sh [--require-all] [NAME...]   build (all, or the NAMEs) and save
 #   lab/kube/images.sh list                        print name=reference, one a line
+#   lab/kube/images.sh refs all.tar|NAME.tar       print the references an archive holds
 #
 # Images (recipes in lab/kube/images/, written for this project from reading upstream):
 #   slurmctld slurmd slurmrestd slurmdbd login
@@ -48,7 +52,8 @@ slurm_images=(slurmctld slurmd slurmrestd slurmdbd login)
 bin_images=(slurm-operator slurm-operator-webhook coredns
             cert-manager-controller cert-manager-webhook cert-manager-cainjector
             cert-manager-startupapicheck)
-all_images=("${slurm_images[@]}" mariadb prometheus logfile pause "${bin_images[@]}")
+own_archive_images=(mariadb prometheus)
+all_images=("${slurm_images[@]}" "${own_archive_images[@]}" logfile pause "${bin_images[@]}")
 
 # --- inputs -----------------------------------------------------------------------------------
 pause_dir() { echo "$cache/k8s/go/mod/k8s.io/kubernetes@$K8S_VERSION/build/pause"; }
@@ -164,11 +169,12 @@ build() {
   log "built $ref in $((SECONDS - t0)) s"
 }
 
-# save_all: $archives/all.tar of every image, unless it holds their current names and ids; nothing while
-# one of them is not built yet.
-save_all() {
-  local n r refs=() ids tar=$archives/all.tar
-  for n in "${all_images[@]}"; do
+# save_archive TAR NAME...: $archives/TAR of the images NAME..., unless it holds their current names
+# and ids; nothing while one of them is not built yet.
+save_archive() {
+  local tar=$archives/$1 n r refs=() ids
+  shift
+  for n in "$@"; do
     if ! r=$(ref "$n") || ! podman image exists "$r"; then log "not saved: $n not built yet"; return 0; fi
     refs+=("$r")
   done
@@ -177,12 +183,24 @@ save_all() {
   if [ -s "$tar" ] && [ "$(cat "$tar.id" 2>/dev/null)" = "$ids" ]; then return 0; fi
   rm -f "$tar.id"
   podman save -m -q --format docker-archive -o "$tar.tmp" "${refs[@]}" >/dev/null 2>&1 \
-    || { rm -f "$tar.tmp"; die "podman save of the images failed"; }
+    || { rm -f "$tar.tmp"; die "podman save of ${refs[*]} failed"; }
   mv -f "$tar.tmp" "$tar"
   echo "$ids" >"$tar.id"
-  # the archives of one image each that earlier versions of this script saved
-  for n in "${all_images[@]}"; do rm -f "$archives/$n.tar" "$archives/$n.tar.id"; done
   log "saved $tar (${#refs[@]} images)"
+}
+
+# save_all: all.tar of every image but own_archive_images, and NAME.tar of each of those.
+save_all() {
+  local n core=()
+  for n in "${all_images[@]}"; do
+    if [[ " ${own_archive_images[*]} " == *" $n "* ]]; then
+      save_archive "$n.tar" "$n"
+    else
+      core+=("$n")
+      rm -f "$archives/$n.tar" "$archives/$n.tar.id"   # archives of one image each that earlier versions saved
+    fi
+  done
+  save_archive all.tar "${core[@]}"
 }
 
 # --- the images -------------------------------------------------------------------------------
@@ -270,13 +288,22 @@ if [ "${1:-}" = list ]; then
   done
   exit 0
 fi
+if [ "${1:-}" = refs ]; then
+  [ $# = 2 ] || die "usage: images.sh refs all.tar|NAME.tar"
+  for n in "${all_images[@]}"; do
+    if [[ " ${own_archive_images[*]} " == *" $n "* ]]; then [ "$2" = "$n.tar" ] || continue
+    else [ "$2" = all.tar ] || continue; fi
+    ref "$n" || die "$n: reference not known yet (no version stamp or source)"
+  done
+  exit 0
+fi
 
 require_all=0
 names=()
 for a in "$@"; do
   case $a in
     --require-all) require_all=1 ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option $a" ;;
     *) [[ " ${all_images[*]} " == *" $a "* ]] || die "unknown image $a (known: ${all_images[*]})"
        names+=("$a") ;;

@@ -60,8 +60,15 @@ pause_ref=$("$here/images.sh" list | sed -n 's/^pause=//p')
 grep -qF "sandbox_image = \"$pause_ref\"" "$here/node/containerd.toml" \
   || die "lab/kube/node/containerd.toml must name the sandbox image lab/kube/images.sh builds ($pause_ref)"
 wait "$node_pid" || die "the node image $KUBE_NODE_IMAGE failed: $(tail -15 "$node_log")"
-image_refs=$("$here/images.sh" list | cut -d= -f2)
-[ -s "$KUBE_IMAGES/all.tar" ] || die "no $KUBE_IMAGES/all.tar: lab/kube/images.sh --require-all saves it"
+# The archives this lab's nodes import: all.tar, mariadb.tar where the collection runs the accounting
+# database (SLIME_LAB_ACCOUNTING not false, as the lab inventory reads it), prometheus.tar where a test
+# scrapes (SLIME_LAB_PROMETHEUS=true: molecule ee and kube).
+image_archives="all.tar"
+case ${SLIME_LAB_ACCOUNTING:-true} in [Ff]alse|[Nn]o|0|[Oo]ff) ;; *) image_archives+=" mariadb.tar" ;; esac
+[ "${SLIME_LAB_PROMETHEUS:-false}" != true ] || image_archives+=" prometheus.tar"
+for a in $image_archives; do
+  [ -s "$KUBE_IMAGES/$a" ] || die "no $KUBE_IMAGES/$a: lab/kube/images.sh --require-all saves it"
+done
 log "binaries and images ready ($((SECONDS - t0)) s)"
 if [ "${1:-}" = --build-only ]; then
   build "$repo/tests/k8s/scc-admission-bin.sh"   # OpenShift's SCC admission (SLIME_KUBE_OPENSHIFT=1)
@@ -228,17 +235,21 @@ for n in $KUBE_NODES; do
   log "started node $name ($ip, $role; container $ctr)"
 done
 
-# Images into every node's containerd (k8s.io namespace, where the kubelet looks) from the one
-# archive images.sh saves, pinned; the nodes import in parallel.
+# Images into every node's containerd (k8s.io namespace, where the kubelet looks) from the
+# archives images.sh saves (image_archives), pinned; the nodes import in parallel.
 import_images() {  # import_images NODE_CONTAINER
-  local have ref missing=0
+  local have ref refs archive missing
   for _ in $(seq 120); do podman exec "$1" ctr version >/dev/null 2>&1 && break; sleep 0.5; done
   have=$(podman exec "$1" ctr -n k8s.io images ls -q 2>/dev/null || true)
-  for ref in $image_refs; do grep -qxF "$ref" <<<"$have" || missing=1; done
-  [ "$missing" = 1 ] || return 0
-  podman exec "$1" ctr -n k8s.io images import /images/all.tar >/dev/null || return 1
-  for ref in $image_refs; do
-    podman exec "$1" ctr -n k8s.io images label "$ref" io.cri-containerd.pinned=pinned >/dev/null || return 1
+  for archive in $image_archives; do
+    refs=$("$here/images.sh" refs "$archive") || return 1
+    missing=0
+    for ref in $refs; do grep -qxF "$ref" <<<"$have" || missing=1; done
+    [ "$missing" = 1 ] || continue
+    podman exec "$1" ctr -n k8s.io images import "/images/$archive" >/dev/null || return 1
+    for ref in $refs; do
+      podman exec "$1" ctr -n k8s.io images label "$ref" io.cri-containerd.pinned=pinned >/dev/null || return 1
+    done
   done
 }
 pids=()

@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.slime.hybrid.plugins.filter.cluster import model_or_fail
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, slinky, slurm_order
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, gres, slinky, slurm_order
 
 
 def _chart_values(intent, nodesets=None, loginsets=None, service_accounts=None, nodeaddr_sync=None, accounting_database=None):
@@ -29,6 +29,13 @@ def _loginset_errors(intent, loginsets):
         return []
 
 
+def _gres_conf_changes(before, after):
+    """Nodes whose lines of the controller's gres.conf change: before and after are chart values (configFiles)."""
+    def conf(values):
+        return ((values or {}).get("configFiles") or {}).get("gres.conf") or ""
+    return gres.conf_changes(conf(before), conf(after))
+
+
 def _model_values_errors(intent, slurm_values, nodesets=None):
     """Problems of the site's chart values with the model's GPUs and health checks; [] while the intent itself is invalid."""
     try:
@@ -46,6 +53,7 @@ class FilterModule(object):
             "chart_values": _chart_values,
             "config_drift": slinky.config_drift,
             "config_map_name": slinky.config_map_name,
+            "gres_conf_changes": _gres_conf_changes,
             "model_values_errors": _model_values_errors,
             "loginset_errors": _loginset_errors,
             "rollout_pending": slinky.rollout_pending,

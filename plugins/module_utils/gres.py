@@ -240,6 +240,30 @@ def gres_conf(gpus):
     return "\n".join(lines) + "\n"
 
 
+def _conf_lines_by_node(text):
+    """{node: [the rest of each gres.conf line that names it]} of a gres.conf as gres_conf() writes it."""
+    out = {}
+    for line in (text or "").splitlines():
+        words = line.split()
+        if not words or words[0].startswith("#") or not words[0].startswith("NodeName="):
+            continue
+        rest = " ".join(sorted(words[1:]))
+        for name in re.split(r",(?![^\[]*\])", words[0][len("NodeName="):]):
+            for node in expand(name):
+                out.setdefault(node, []).append(rest)
+    return out
+
+
+def conf_changes(before, after):
+    """The nodes of the controller's gres.conf `before` whose lines `after` changes or drops, sorted. slurmctld
+    kills a running job whose GRES on a node no longer match the node's configured GRES when it starts
+    with that gres.conf (Slurm 26.05 src/interfaces/gres.c, gres_job_revalidate2: "count mismatch", "type
+    not found"): such nodes are drained and their jobs waited for before. A node new in `after` held no
+    GPU job."""
+    old, new = _conf_lines_by_node(before), _conf_lines_by_node(after)
+    return sorted(node for node, lines in old.items() if sorted(lines) != sorted(new.get(node, [])))
+
+
 def gres_conf_digest(gpus):
     return hashlib.sha256(gres_conf(gpus).encode("utf-8")).hexdigest()[:16]
 

@@ -73,6 +73,16 @@ def busy_nodes(current, names):
     return [name for name in names if name in current and is_busy(current[name])]
 
 
+def runs_jobs(record, jobs):
+    """Whether a node whose record says busy (is_busy) still runs a job: it is COMPLETING, or squeue
+    lists a job on it (jobs: parse_jobs of `squeue -w NODE`) that is not PENDING. A record that says
+    ALLOCATED or MIXED of a node that runs none is an allocation slurmctld never frees, which no job
+    will end: Slurm 26.05 keeps the GRES of a job that ended after its node registered fewer of that
+    GRES (INVALID_REG, "gres/gpu count reported lower than configured")."""
+    base, flags = scontrol.state_flags(record.get("State", ""))
+    return base == "COMPLETING" or "COMPLETING" in flags or any(job["state"] != "PENDING" for job in jobs)
+
+
 def parse_jobs(text):
     """`squeue -h -o '%i|%T|%N'` output -> [{"id", "state", "nodes"}]."""
     jobs = []

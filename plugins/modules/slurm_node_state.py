@@ -15,7 +15,10 @@ version_added: 0.2.0
 description:
   - Scale-in without losing a job. O(state=drained) sets C(State=DRAIN) on the nodes (one C(scontrol update)
     for all of them), so they take no new job, and waits until none of them runs a job any more.
-    Running jobs are never cancelled or requeued.
+    Running jobs are never cancelled or requeued. A node runs a job while C(squeue) lists one there that is
+    not pending, or it is completing; a record that still says ALLOCATED or MIXED without either is an
+    allocation slurmctld failed to free (Slurm 26.05 keeps the GRES of a job that ended after its node
+    registered fewer of it), not a job to wait for.
   - O(state=absent) does the same, then deletes the nodes' dynamic node records (C(scontrol delete)).
     Stop slurmd on the hosts between the two (playbooks/scale_in.yml does), or it registers again.
   - O(state=resumed) clears the drain (undo); with O(only_reason=true), only of the nodes drained for O(reason),
@@ -81,7 +84,7 @@ options:
     type: str
     default: scontrol
   squeue:
-    description: Path of squeue (names the jobs in a timeout message).
+    description: Path of squeue (confirms a busy node runs a job; names the jobs in a timeout message).
     type: str
     default: squeue
 extends_documentation_fragment:
@@ -163,6 +166,12 @@ def read_jobs(module, names):
     return node_state.parse_jobs(scontrol.run(module, "squeue", ["-h", "-w", ",".join(names), "-o", "%i|%T|%N"]))
 
 
+def busy_nodes(module, names, current=None):
+    """The named nodes that run or finish a job: their record says so, and squeue agrees (runs_jobs)."""
+    current = scontrol.show_nodes(module) if current is None else current
+    return [name for name in node_state.busy_nodes(current, names) if node_state.runs_jobs(current[name], read_jobs(module, [name]))]
+
+
 def wait_available(module, names, result):
     params = module.params
     started = time.time()
@@ -218,13 +227,13 @@ def main():
         scontrol.run(module, "scontrol", node_state.drain_command(planned["drain"], params["reason"]))
 
     if params["state"] != "resumed" and (params["wait"] or planned["delete"]):
-        busy = node_state.busy_nodes(current, planned["present"]) or node_state.busy_nodes(scontrol.show_nodes(module), planned["present"])
+        busy = busy_nodes(module, planned["present"], current) or busy_nodes(module, planned["present"])
         if busy:
             result["jobs"] = read_jobs(module, busy)
         started = time.time()
         while busy and time.time() - started < params["timeout"]:
             time.sleep(max(1, params["poll"]))
-            busy = node_state.busy_nodes(scontrol.show_nodes(module), planned["present"])
+            busy = busy_nodes(module, planned["present"])
         result["waited"] = round(time.time() - started, 1)
         if busy:
             module.fail_json(msg=node_state.timeout_message(busy, read_jobs(module, busy), params["timeout"]), **result)

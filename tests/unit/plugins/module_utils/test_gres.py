@@ -109,6 +109,27 @@ def test_the_controllers_gres_conf_has_a_line_per_group():
     assert gres.conf_gres(gres.node_groups(out["gpus"], "dgx-01")) == ""
 
 
+def test_gres_conf_changes_name_the_nodes_whose_running_gpu_jobs_slurmctld_would_kill():
+    both = gres.gres_conf(model({"nodes": [FAKE]})["gpus"])
+    one = gres.gres_conf(model({"nodes": [dict(FAKE, names=["bm-1"]), {"names": ["bm-2"], "type": "fake", "files": "/dev/nvidia0"}]})["gpus"])
+    more = gres.gres_conf(model({"nodes": [FAKE, {"names": ["dgx-01"], "autodetect": "nvidia"}]})["gpus"])
+    assert gres.conf_changes(both, one) == ["bm-2"]   # bm-1's line is split off, the same words: unchanged
+    assert gres.conf_changes(both, both) == [] and gres.conf_changes(both, more) == []   # dgx-01 is new: no job of it
+    assert gres.conf_changes(more, both) == ["dgx-01"]   # its line goes away
+    assert gres.conf_changes("", both) == [] and gres.conf_changes(both, "") == ["bm-1", "bm-2"]
+    # hostlists as a site's gres.conf would write them, and words in another order
+    assert gres.conf_changes("NodeName=n[1-2,4] Name=gpu File=/dev/nvidia0\n", "NodeName=n1,n2 File=/dev/nvidia0 Name=gpu\n") == ["n4"]
+    # the filter reads configFiles of the chart values
+    values = {"configFiles": {"gres.conf": one}}
+    assert slinky_filters()["gres_conf_changes"]({"configFiles": {"gres.conf": both}}, values) == ["bm-2"]
+    assert slinky_filters()["gres_conf_changes"]({}, values) == [] and slinky_filters()["gres_conf_changes"](None, values) == []
+
+
+def slinky_filters():
+    from ansible_collections.slime.hybrid.plugins.filter.slinky import FilterModule
+    return FilterModule().filters()
+
+
 @pytest.mark.parametrize("text, found", [
     ("gpu:fake:2", {"fake": 2}), ("gpu:fake:2(S:0-1)", {"fake": 2}), ("(null)", {}), (None, {}),
     ("gpu:a100:4(S:0),gpu:t4:1,shard:8", {"a100": 4, "t4": 1}), ("gpu:2", {"": 2}),

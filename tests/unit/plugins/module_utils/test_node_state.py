@@ -84,6 +84,22 @@ def test_busy_and_jobs():
     assert "scontrol update NodeName=bm-2 State=RESUME" in message and "stay drained" in message
 
 
+@pytest.mark.parametrize("state, jobs, runs", [
+    # a job squeue lists there, suspended ones too
+    ("MIXED+DRAIN+DYNAMIC_NORM", "12|RUNNING|bm-2\n", True),
+    ("ALLOCATED+DRAIN", "12|SUSPENDED|bm-2\n", True),
+    # finishing: the node is COMPLETING (as base state or flag) whatever squeue says
+    ("IDLE+COMPLETING+DRAIN", "", True),
+    ("COMPLETING", "", True),
+    # seen on Slurm 26.05 (molecule kube, verify_gpu.yml): the job ended, the GRES it held never freed
+    ("MIXED+DRAIN+DYNAMIC_NORM+INVALID_REG", "", False),
+    # a job that only waits for the node runs nothing there
+    ("MIXED+DRAIN", "13|PENDING|\n", False),
+])
+def test_runs_jobs(state, jobs, runs):
+    assert node_state.runs_jobs({"State": state}, node_state.parse_jobs(jobs)) is runs
+
+
 def test_diff():
     planned = node_state.plan(NODES, ["idle", "gone"], "absent")
     before, after = node_state.diff_text(NODES, ["idle", "gone"], planned)

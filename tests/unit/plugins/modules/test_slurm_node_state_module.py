@@ -16,8 +16,9 @@ from ansible_collections.slime.hybrid.plugins.modules import slurm_node_state
 class FakeSlurmctld(object):
     """Node states and running jobs; a job ends after `job_polls` node reads."""
 
-    def __init__(self, states, jobs=None, job_polls=2, reasons=None):
+    def __init__(self, states, jobs=None, job_polls=2, reasons=None, leaked=()):
         self.states = dict(states)
+        self.leaked = set(leaked)  # nodes whose record says MIXED with no job: an allocation never freed
         self.reasons = dict(reasons or {})  # node -> drain reason, printed as slurmctld does
         self.jobs = dict(jobs or {})  # node -> job id
         self.job_polls = job_polls
@@ -31,7 +32,7 @@ class FakeSlurmctld(object):
             self.job_polls -= 1
 
     def state(self, node):
-        base = "ALLOCATED" if node in self.jobs else "IDLE"
+        base = "ALLOCATED" if node in self.jobs else "MIXED" if node in self.leaked else "IDLE"
         flags = self.states[node]
         return "+".join([base] + flags)
 
@@ -87,6 +88,16 @@ def test_absent_waits_for_the_job_then_deletes(slurm, module_runner):
     verbs = [c[1] for c in fake.calls if c[0] == "scontrol" and c[1] != "show"]
     assert verbs == ["update", "delete"]
     assert not any(c[0] in ("scancel",) or "requeue" in c for c in fake.calls)
+
+
+def test_absent_past_an_allocation_no_job_holds(slurm, module_runner):
+    # the record says MIXED once its job ended (Slurm 26.05 kept the job's GRES): squeue lists no job there
+    fake = slurm({"bm-2": ["DYNAMIC_NORM", "INVALID_REG"]}, jobs={"bm-2": "42"}, job_polls=3, leaked=["bm-2"])
+    run = module_runner(slurm_node_state.main, names=["bm-2"], state="absent", poll=1, timeout=3600)
+    assert run.rc == 0 and run.result["deleted"] == ["bm-2"] and "bm-2" not in fake.states
+    assert run.result["jobs"] == [{"id": "42", "state": "RUNNING", "nodes": "bm-2"}]
+    # it waited for job 42 (squeue read after each node read until it ended), then no longer
+    assert [c[0] for c in fake.calls].count("squeue") >= 3
 
 
 def test_absent_is_idempotent(slurm, module_runner):
