@@ -12,7 +12,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 from jinja2 import Undefined
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, names
 
 
 def model_or_fail(function, *args):
@@ -47,8 +47,8 @@ class FilterModule(object):
             "cluster_errors": cluster_model.validate,
             "cluster_intent": _cluster_intent,
             "cluster_intent_errors": cluster_model.intent_errors,
-            "feature_errors": cluster_model.feature_errors,
+            "feature_errors": names.feature_errors,
             "worker_errors": _worker_errors,
-            "dns_label_errors": cluster_model.dns_label_errors,
+            "dns_label_errors": names.dns_label_errors,
             "srun_ports_needed": cluster_model.srun_ports_needed,
         }

@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.slime.hybrid.plugins.module_utils import metal3
 from ansible_collections.slime.hybrid.plugins.module_utils import probe
+from ansible_collections.slime.hybrid.plugins.module_utils.names import canonical_mac, normalize_mac
 
 try:
     import sushy
@@ -50,26 +51,8 @@ for _name in ("sushy", "pyghmi"):
 IPMI_NO_NICS = "not checked (IPMI does not report NICs)"
 MASK = "********"
 
-_HEX12 = re.compile(r"^[0-9a-f]{12}$")
-
 
 # --- MAC addresses ----------------------------------------------------------------------------
-def canonical_mac(value):
-    """A MAC as a BMC or a user may write it -> 'aa:bb:cc:dd:ee:ff'; None when it is none.
-
-    Accepts ':', '-', '.' or no separators and either case ('52-54-00-AA-BB-CC',
-    '5254.00aa.bbcc', '525400aabbcc'); anything else is returned lower-cased and stripped so
-    it can still be shown and compared verbatim.
-    """
-    text = str("" if value is None else value).strip().lower()
-    if not text:
-        return None
-    digits = re.sub(r"[:\-. ]", "", text)
-    if _HEX12.match(digits):
-        return ":".join(digits[i:i + 2] for i in range(0, 12, 2))
-    return text
-
-
 def mac_present(mac, macs):
     """True when ``mac`` is one of ``macs`` (case and separators do not matter)."""
     want = canonical_mac(mac)
@@ -353,7 +336,7 @@ def check_host(host, timeout=10.0):
         return _result(host, message=scrub(exc, [host.get("password")]))
     if host.get("boot_mac") not in (None, ""):
         try:
-            metal3.normalize_mac(canonical_mac(host["boot_mac"]))
+            normalize_mac(host["boot_mac"])
         except ValueError as exc:
             return _result(host, parsed, "boot_mac %s" % exc)
     check = check_redfish if parsed["protocol"] == "redfish" else check_ipmi

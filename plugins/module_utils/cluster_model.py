@@ -20,6 +20,7 @@ import ipaddress
 import re
 
 from ansible_collections.slime.hybrid.plugins.module_utils import accounting, gres, health, metrics
+from ansible_collections.slime.hybrid.plugins.module_utils.names import HOSTNAME_RE
 from ansible_collections.slime.hybrid.plugins.module_utils.slurmd import parse_slurm_version, release_index
 
 # Kubernetes' default --service-node-port-range (a cluster may set another: nodeport.range; its
@@ -84,8 +85,6 @@ PACKAGE_MANAGERS = {
             "rules_file": "/etc/sysconfig/iptables", "firewall_service": "iptables"},
 }
 
-HOSTNAME_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
-_FEATURE_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 _USER_RE = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
 _PACKAGE_RE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
 _VERSION_RE = re.compile(r"^[0-9][A-Za-z0-9.+~:*-]*$")
@@ -224,18 +223,6 @@ def _optional(errors, label, value, required, why, check, *args):
     return check(errors, label, value, *args)
 
 
-def feature_errors(features, label="features"):
-    """Slurm node features: names of letters, digits, '_', '.', '-' (no ',', '&', '|', spaces)."""
-    errors = []
-    if not isinstance(features, (list, tuple)):
-        return ["%s=%r must be a list of feature names" % (label, features)]
-    for feat in features:
-        if not isinstance(feat, str) or not _FEATURE_RE.match(feat):
-            errors.append("%s: %r is not a valid Slurm feature name (allowed: letters, digits, '_', '.', '-')"
-                          % (label, feat))
-    return errors
-
-
 _BAD = object()
 
 
@@ -321,22 +308,6 @@ def effective_worker(settings):
     own = PACKAGE_MANAGERS[settings["package_manager"]]
     return dict(settings, **dict((key, list(own[key]) if isinstance(own[key], list) else own[key])
                                  for key in ("packages", "firewall_packages", "rules_file") if settings[key] is None))
-
-
-_DNS_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-
-
-def dns_label_errors(names, label=None):
-    """Kubernetes names (namespaces, NodeSets) must be RFC 1123 labels.
-
-    names: {variable: name} or, with label, a list of names found under that variable."""
-    items = names.items() if isinstance(names, dict) else (("%s[%r]" % (label, name), name) for name in names)
-    errors = []
-    for variable, name in items:
-        if not isinstance(name, str) or not _DNS_LABEL_RE.match(name):
-            errors.append("%s=%r is not a valid Kubernetes name (lowercase letters, digits and '-', "
-                          "starting and ending with a letter or digit, at most 63)" % (variable, name))
-    return errors
 
 
 # What a site with a Kubernetes API does not write down: slinky_info reads it from the running

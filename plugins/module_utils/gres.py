@@ -25,6 +25,8 @@ __metaclass__ = type
 import hashlib
 import re
 
+from ansible_collections.slime.hybrid.plugins.module_utils import names
+
 NAME = "gpu"
 # gres.conf AutoDetect values for GPUs (gres.c, _handle_autodetect_flags): nvidia reads the
 # driver's /proc/driver/nvidia (no NVML library needed), nvml the NVML library, full tries each.
@@ -37,7 +39,6 @@ NODESET_PREFIX = "slime-"
 
 _TYPE_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _PARTITION_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_FEATURE_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 _HOST_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
 _DEVICE_RE = re.compile(r"^/dev/[A-Za-z0-9_./-]+$")
 _RANGE_RE = re.compile(r"^([^\[\]]*)\[([0-9,-]+)\]([^\[\]]*)$")
@@ -173,7 +174,7 @@ def settings(raw, label="gpus"):
         errors.append("%s.partition=%r must be empty (no GPU partition) or a partition name (letters, digits, '_', "
                       "'-'), not all (the partition of every node)" % (label, partition))
     feature = raw.get("feature", DEFAULTS["feature"])
-    if not isinstance(feature, str) or not _FEATURE_RE.match(feature):
+    if not isinstance(feature, str) or not names.FEATURE_RE.match(feature):
         errors.append("%s.feature=%r is not a Slurm feature name (letters, digits, '_', '.', '-')" % (label, feature))
     nodes = raw.get("nodes", [])
     nodes = [] if nodes is None else nodes

@@ -16,7 +16,8 @@ import base64
 import re
 from urllib.parse import urlsplit
 
-from ansible_collections.slime.hybrid.plugins.module_utils.cluster_model import feature_errors, worker_settings
+from ansible_collections.slime.hybrid.plugins.module_utils.cluster_model import worker_settings
+from ansible_collections.slime.hybrid.plugins.module_utils.names import DNS_LABEL_RE, feature_errors, normalize_mac
 
 # Every BMC address scheme Metal3's baremetal-operator v0.13.2 registers (pkg/hardwareutils/bmc:
 # ipmi.go, redfish.go, redfish_virtualmedia.go, redfish_https.go, idrac_virtualmedia.go;
@@ -45,8 +46,6 @@ ROOT_DEVICE_HINTS = {
     "rotational": bool,
 }
 
-_MAC_RE = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
-_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _HEX_RE = re.compile(r"^[0-9a-fA-F]+$")
 _HEX_LENGTHS = {32: "md5", 64: "sha256", 128: "sha512"}
 
@@ -98,14 +97,6 @@ def parse_bmc_address(address):
     return out
 
 
-def normalize_mac(value):
-    """'52-54-00-AA-bb-cc' or '52:54:00:aa:bb:cc' -> '52:54:00:aa:bb:cc'; ValueError otherwise."""
-    text = str(value or "").strip().lower().replace("-", ":")
-    if not _MAC_RE.match(text):
-        raise ValueError("%r is not a MAC address (six hex octets, e.g. 52:54:00:12:34:56)" % (value,))
-    return text
-
-
 def checksum_error(image):
     """None when the image's checksum is usable, else why not."""
     checksum = str(image.get("checksum") or "").strip()
@@ -152,7 +143,7 @@ def normalize_hosts(hosts):
             errors.append("%s=%r must be a mapping (name, bmc, boot_mac, image, ...)" % (label, host))
             continue
         name = host.get("name")
-        if not isinstance(name, str) or not _NAME_RE.match(name):
+        if not isinstance(name, str) or not DNS_LABEL_RE.match(name):
             errors.append("%s.name=%r is not a valid host name (lowercase letters, digits and '-', at most 63; "
                           "it names the BareMetalHost and the Slurm node)" % (label, name))
         else:

@@ -16,7 +16,7 @@ __metaclass__ = type
 import ipaddress
 import re
 
-from ansible_collections.slime.hybrid.plugins.module_utils.cluster_model import HOSTNAME_RE
+from ansible_collections.slime.hybrid.plugins.module_utils.names import HOSTNAME_RE
 
 
 def address_error(value):

@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.slime.hybrid.plugins.module_utils.cluster_model import feature_errors
+from ansible_collections.slime.hybrid.plugins.module_utils.names import feature_errors
 
 
 def features_of(record, key):

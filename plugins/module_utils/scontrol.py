@@ -9,6 +9,10 @@ __metaclass__ = type
 
 import re
 
+# The option of every module that runs scontrol (doc fragment slime.hybrid.slurm_cli; action group
+# slime.hybrid.slurm in meta/runtime.yml): a module's argument spec is dict(ARGUMENT_SPEC, ...).
+ARGUMENT_SPEC = dict(scontrol=dict(type="str", default="scontrol"))
+
 # Keys whose values may contain spaces in one-liner output (OS="Linux 6.1 #1 SMP ...",
 # Reason=... [user@time]). A token starts a new key only if it looks like Key=.
 _KEY_RE = re.compile(r"(?:^|\s)([A-Z][A-Za-z_]*)=")

@@ -15,7 +15,7 @@ import copy
 import ipaddress
 import re
 
-from ansible_collections.slime.hybrid.plugins.module_utils import accounting, cluster_model, gres, health, metrics
+from ansible_collections.slime.hybrid.plugins.module_utils import accounting, cluster_model, gres, health, metrics, names
 
 _TAG_VERSION_RE = re.compile(r"^(\d{2}\.\d{2})(?:\.(\d+))?")
 
@@ -258,7 +258,7 @@ def service_account_errors(service_accounts):
     if unknown:
         errors.append("slinky_service_accounts: %s is not a kind of Slinky pod (allowed: %s)"
                       % (", ".join(unknown), ", ".join(sorted(SERVICE_ACCOUNTS))))
-    return errors + cluster_model.dns_label_errors(
+    return errors + names.dns_label_errors(
         dict(("slinky_service_accounts.%s" % kind, name) for kind, name in sorted(service_accounts.items())))
 
 

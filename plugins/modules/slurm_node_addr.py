@@ -50,10 +50,6 @@ options:
     type: str
     choices: [fail, skip]
     default: fail
-  scontrol:
-    description: Path of the scontrol command.
-    type: str
-    default: scontrol
   settle:
     description:
       - Seconds to wait, when some node differs, before reading the nodes once more and deciding on that
@@ -66,6 +62,7 @@ options:
     version_added: 0.2.0
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - slime.hybrid.slurm_cli
 attributes:
   check_mode:
     support: full
@@ -151,12 +148,12 @@ def wanted(module, current):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
+            scontrol.ARGUMENT_SPEC,
             nodes=dict(type="dict"),
             features=dict(type="list", elements="str"),
             names=dict(type="list", elements="str"),
             address_map=dict(type="dict"),
             missing=dict(type="str", choices=["fail", "skip"], default="fail"),
-            scontrol=dict(type="str", default="scontrol"),
             settle=dict(type="int", default=0),
         ),
         mutually_exclusive=[("nodes", "features"), ("nodes", "names"), ("nodes", "address_map")],

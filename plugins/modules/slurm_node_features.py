@@ -23,12 +23,9 @@ options:
     description: Wanted features per Slurm node name.
     type: dict
     required: true
-  scontrol:
-    description: Path of the scontrol command.
-    type: str
-    default: scontrol
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - slime.hybrid.slurm_cli
 attributes:
   check_mode:
     support: full
@@ -76,8 +73,8 @@ from ansible_collections.slime.hybrid.plugins.module_utils import node_features,
 def main():
     module = AnsibleModule(
         argument_spec=dict(
+            scontrol.ARGUMENT_SPEC,
             nodes=dict(type="dict", required=True),
-            scontrol=dict(type="str", default="scontrol"),
         ),
         supports_check_mode=True,
     )

@@ -79,16 +79,13 @@ options:
     description: Seconds between two reads of the node states.
     type: int
     default: 5
-  scontrol:
-    description: Path of scontrol.
-    type: str
-    default: scontrol
   squeue:
     description: Path of squeue (confirms a busy node runs a job; names the jobs in a timeout message).
     type: str
     default: squeue
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - slime.hybrid.slurm_cli
 attributes:
   check_mode:
     support: full
@@ -191,6 +188,7 @@ def wait_available(module, names, result):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
+            scontrol.ARGUMENT_SPEC,
             names=dict(type="list", elements="str", required=True),
             state=dict(type="str", choices=list(node_state.STATES + node_state.WAIT_STATES), default="drained"),
             reason=dict(type="str", default="slime.hybrid scale-in"),
@@ -201,7 +199,6 @@ def main():
             wait=dict(type="bool", default=True),
             timeout=dict(type="int", default=3600),
             poll=dict(type="int", default=5),
-            scontrol=dict(type="str", default="scontrol"),
             squeue=dict(type="str", default="squeue"),
         ),
         supports_check_mode=True,

@@ -20,6 +20,7 @@ import time
 import pytest
 
 from ansible_collections.slime.hybrid.plugins.module_utils import bmc
+from ansible_collections.slime.hybrid.plugins.module_utils import names
 from ansible_collections.slime.hybrid.plugins.module_utils import probe
 from ansible_collections.slime.hybrid.plugins.modules import bmc_preflight
 
@@ -38,16 +39,16 @@ def host(name="node-0", address="redfish+http://127.0.0.1:8001" + SYS, password=
 @pytest.mark.parametrize("raw", ["52:54:00:AA:bb:cc", "52-54-00-aa-bb-cc", "5254.00aa.bbcc", "525400AABBCC",
                                  " 52:54:00:aa:bb:cc "])
 def test_canonical_mac_forms(raw):
-    assert bmc.canonical_mac(raw) == "52:54:00:aa:bb:cc"
+    assert names.canonical_mac(raw) == "52:54:00:aa:bb:cc"
 
 
 @pytest.mark.parametrize("raw", [None, "", "   "])
 def test_canonical_mac_none(raw):
-    assert bmc.canonical_mac(raw) is None
+    assert names.canonical_mac(raw) is None
 
 
 def test_canonical_mac_keeps_what_is_no_mac():
-    assert bmc.canonical_mac("Not-A-MAC") == "not-a-mac"
+    assert names.canonical_mac("Not-A-MAC") == "not-a-mac"
 
 
 def test_mac_present_is_case_and_separator_insensitive():

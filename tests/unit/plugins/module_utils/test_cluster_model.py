@@ -11,6 +11,7 @@ import copy
 import pytest
 
 from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model as cm
+from ansible_collections.slime.hybrid.plugins.module_utils import names
 
 
 def valid_model(**changes):
@@ -340,24 +341,24 @@ def test_validate_reports_a_section_that_is_not_a_mapping(section, value):
 
 @pytest.mark.parametrize("features", [[], ["baremetal"], ["baremetal", "gpu.a100", "rack_7", "ib-hdr"], ("pod",)])
 def test_feature_errors_accepts_valid_names(features):
-    assert cm.feature_errors(features) == []
+    assert names.feature_errors(features) == []
 
 
 @pytest.mark.parametrize("bad", ["a,b", "gpu&big", "gpu|big", "has space", "", "ü", 5, None])
 def test_feature_errors_names_each_bad_feature(bad):
-    errors = cm.feature_errors(["baremetal", bad], label="slurm_node_features")
+    errors = names.feature_errors(["baremetal", bad], label="slurm_node_features")
     assert len(errors) == 1
     assert errors[0].startswith("slurm_node_features: %r " % (bad,))
     assert "not a valid Slurm feature name" in errors[0]
 
 
 def test_feature_errors_reports_every_bad_feature():
-    assert len(cm.feature_errors(["a,b", "ok", "c d"])) == 2
+    assert len(names.feature_errors(["a,b", "ok", "c d"])) == 2
 
 
 @pytest.mark.parametrize("features", ["baremetal", {"gpu": 1}, None])
 def test_feature_errors_requires_a_list(features):
-    assert cm.feature_errors(features, "slurm_node_features") == [
+    assert names.feature_errors(features, "slurm_node_features") == [
         "slurm_node_features=%r must be a list of feature names" % (features,)
     ]
 

@@ -19,7 +19,7 @@ import ipaddress
 import json
 import re
 
-from ansible_collections.slime.hybrid.plugins.module_utils.cluster_model import dns_label_errors
+from ansible_collections.slime.hybrid.plugins.module_utils.names import dns_label_errors
 
 BMC_DRIVERS = ("mixed", "ipmi", "redfish", "redfish-virtualmedia", "redfish-uefihttp")  # vars.md, ironic_nodes.json.j2
 IMAGE_OSES = ("centos", "ubuntu", "flatcar", "leap", "cirros")                      # lib/images.sh
