@@ -68,6 +68,5 @@ class FilterModule(object):
             "metal3_stale_user_data": metal3.stale_user_data,
             "metal3_host_report": metal3.host_report,
             "metal3_host_progress": metal3.host_progress,
-            "metal3_ironic_node": metal3.ironic_node,
             "metal3_remediation_plan": _remediation_plan,
         }

@@ -4,8 +4,8 @@
 """Bare-metal hosts provisioned through Metal3: validation and the objects derived from them.
 
 One host definition (inventory ``metal3_hosts_list``) yields its BMC credentials Secret, its
-BareMetalHost, the names of both, and the node Metal3's baremetal-operator enrolls in Ironic
-for it (``ironic_node``), so tests can prove the BMC address enrolls as Metal3 would.
+BareMetalHost and the names of both. What baremetal-operator then enrolls in Ironic is the tests'
+(tests/integration/metal3/bmo_enroll.py).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -304,32 +304,6 @@ def bare_metal_host(host, namespace, cluster_name, provision=True):
         # baremetalhost_types.go, InspectAnnotationPrefix; value "disabled").
         metadata["annotations"] = {"inspect.metal3.io": "disabled"}
     return {"apiVersion": "metal3.io/v1alpha1", "kind": "BareMetalHost", "metadata": metadata, "spec": spec}
-
-
-def ironic_node(host):
-    """The Ironic node baremetal-operator enrolls for a host (driver, driver_info, boot interface, port)."""
-    bmc = host["bmc"]
-    if bmc["protocol"] == "redfish":
-        info = {"redfish_address": bmc["endpoint"], "redfish_username": bmc["username"],
-                "redfish_password": bmc["password"]}
-        if bmc["system_id"]:
-            info["redfish_system_id"] = bmc["system_id"]
-        if bmc["disable_certificate_verification"]:
-            info["redfish_verify_ca"] = False
-    else:
-        info = {"ipmi_address": bmc["host"], "ipmi_port": str(bmc["port"]), "ipmi_username": bmc["username"],
-                "ipmi_password": bmc["password"], "ipmi_priv_level": "ADMINISTRATOR"}
-    capabilities = "boot_mode:%s" % ("bios" if host["boot_mode"] == "legacy" else "uefi")
-    if host["boot_mode"] == "UEFISecureBoot":
-        capabilities += ",secure_boot:true"
-    node = {"name": host["name"], "driver": bmc["driver"], "driver_info": info,
-            "boot_interface": bmc["boot_interface"], "properties": {"capabilities": capabilities}, "ports": []}
-    if bmc.get("vendor_interface"):
-        for kind in ("management", "power", "vendor", "bios", "raid"):
-            node["%s_interface" % kind] = bmc["vendor_interface"]
-    if host.get("boot_mac"):
-        node["ports"].append({"address": host["boot_mac"]})
-    return node
 
 
 def stale_user_data(hosts, bare_metal_hosts, secrets, user_data):

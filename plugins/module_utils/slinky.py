@@ -15,7 +15,7 @@ import copy
 import ipaddress
 import re
 
-from ansible_collections.slime.hybrid.plugins.module_utils import accounting, cluster_model, gres, health, metrics, names
+from ansible_collections.slime.hybrid.plugins.module_utils import accounting, gres, health, metrics, names
 
 _TAG_VERSION_RE = re.compile(r"^(\d{2}\.\d{2})(?:\.(\d+))?")
 

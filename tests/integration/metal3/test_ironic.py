@@ -19,6 +19,7 @@ import time
 import pytest
 
 from ansible_collections.slime.hybrid.plugins.module_utils import metal3 as m3
+from bmo_enroll import ironic_node
 
 requests = pytest.importorskip("requests")
 
@@ -38,7 +39,7 @@ class Ironic(object):
         return resp.json() if resp.content else None
 
     def enroll(self, node):
-        """Create the node and its ports from an ironic_node() dict, as baremetal-operator does."""
+        """Create the node and its ports from an ironic_node() dict (bmo_enroll.py), as baremetal-operator does."""
         body = dict((k, v) for k, v in node.items() if k != "ports")
         created = self.call("POST", "/nodes", (201,), json=body)
         self.created.append(created["uuid"])
@@ -104,7 +105,7 @@ def redfish_case(metal3, name, index, scheme):
 ])
 def test_redfish_host_reaches_manageable(metal3, ironic, scheme, index, driver, boot_interface):
     host, system = redfish_case(metal3, "bm-%d" % index, index, scheme)
-    node = m3.ironic_node(host)
+    node = ironic_node(host)
     assert node["driver"] == driver and node["boot_interface"] == boot_interface
     assert node["driver_info"]["redfish_address"] == metal3["redfish"]["endpoint"]
     assert node["driver_info"]["redfish_system_id"] == system["system_id"]
@@ -127,7 +128,7 @@ def test_redfish_https_without_verification_reaches_manageable(metal3, ironic):
     system = tls["systems"][0]
     host = inventory_host("bm-tls", "redfish://%s:%d%s" % (tls["host"], tls["port"], system["system_id"]), metal3,
                           boot_mac=system["macs"][0], disable_certificate_verification=True)
-    node = m3.ironic_node(host)
+    node = ironic_node(host)
     assert node["driver_info"]["redfish_verify_ca"] is False
     done = ironic.manage(ironic.enroll(node)["uuid"])
     assert done["provision_state"] == "manageable", done["last_error"]
@@ -136,7 +137,7 @@ def test_redfish_https_without_verification_reaches_manageable(metal3, ironic):
 
 def test_ipmi_host_reaches_manageable(metal3, ironic):
     host = inventory_host("bm-ipmi", metal3["ipmi"]["address"], metal3, boot_mac="52:54:00:00:62:30")
-    node = m3.ironic_node(host)
+    node = ironic_node(host)
     assert node["driver"] == "ipmi" and node["driver_info"]["ipmi_port"] == str(metal3["ipmi"]["port"])
     done = ironic.manage(ironic.enroll(node)["uuid"])
     assert done["provision_state"] == "manageable", done["last_error"]
@@ -148,7 +149,7 @@ def test_wrong_credentials_stay_in_enroll_with_the_auth_error(metal3, ironic):
     wrong = metal3["password"] + "-wrong"
     address = "redfish+http://%s:%d%s" % (metal3["redfish"]["host"], metal3["redfish"]["port"], system["system_id"])
     host = inventory_host("bm-badcreds", address, metal3, password=wrong, boot_mac=system["macs"][0])
-    done = ironic.manage(ironic.enroll(m3.ironic_node(host))["uuid"])
+    done = ironic.manage(ironic.enroll(ironic_node(host))["uuid"])
     assert done["provision_state"] == "enroll"
     assert done["power_state"] is None
     error = done["last_error"] or ""

@@ -65,12 +65,6 @@ def test_every_scheme_of_the_operator(scheme, driver, boot, vendor, protocol):
     path = "/redfish/v1/Systems/1" if protocol == "redfish" else ""
     parsed = metal3.parse_bmc_address("%s://10.0.0.1%s" % (scheme, path))
     assert (parsed["driver"], parsed["boot_interface"], parsed["vendor_interface"], parsed["protocol"]) == (driver, boot, vendor, protocol)
-    node = metal3.ironic_node(dict(metal3.normalize_hosts([host(bmc={"address": "%s://10.0.0.1%s" % (scheme, path)})])[0][0]))
-    assert (node["driver"], node["boot_interface"]) == (driver, boot)
-    if vendor:
-        assert node["management_interface"] == node["power_interface"] == node["vendor_interface"] == vendor
-    else:
-        assert "management_interface" not in node
     if protocol == "redfish":
         for transport in ("http", "https"):
             assert metal3.parse_bmc_address("%s+%s://10.0.0.1%s" % (scheme, transport, path))["endpoint"] == "%s://10.0.0.1" % transport
@@ -174,22 +168,6 @@ def test_objects():
     assert bmh["metadata"]["labels"]["slime.hybrid/cluster"] == "c1"
     released = metal3.bare_metal_host(norm, "metal3", "c1", provision=False)
     assert released["spec"]["image"] is None and released["spec"]["userData"] is None and released["spec"]["online"] is False
-
-
-def test_ironic_node_redfish_and_ipmi():
-    (red,) = metal3.normalize_hosts([host(bmc={"disable_certificate_verification": True}, boot_mode="UEFISecureBoot")])[0]
-    node = metal3.ironic_node(red)
-    assert node["driver"] == "redfish" and node["boot_interface"] == "ipxe"
-    assert node["driver_info"] == {"redfish_address": "http://192.168.111.1:8000", "redfish_system_id": "/redfish/v1/Systems/abc",
-                                   "redfish_username": "admin", "redfish_password": "s3cret", "redfish_verify_ca": False}
-    assert node["properties"]["capabilities"] == "boot_mode:uefi,secure_boot:true"
-    assert node["ports"] == [{"address": "00:5c:52:31:3a:9c"}]
-    (ipmi,) = metal3.normalize_hosts([host(bmc={"address": "ipmi://10.0.0.9:6230"}, boot_mode="legacy")])[0]
-    node = metal3.ironic_node(ipmi)
-    assert node["driver"] == "ipmi"
-    assert node["driver_info"] == {"ipmi_address": "10.0.0.9", "ipmi_port": "6230", "ipmi_username": "admin",
-                                   "ipmi_password": "s3cret", "ipmi_priv_level": "ADMINISTRATOR"}
-    assert node["properties"]["capabilities"] == "boot_mode:bios"
 
 
 def _bmh(name, state, **status):
