@@ -9,7 +9,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import copy
 import os
 import re
 import tarfile
@@ -21,22 +20,16 @@ from bmo_enroll import ironic_node
 
 VENDOR = os.environ.get("SLIME_VENDOR_DIR") or os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "shared", "vendor")
 TARBALL = os.path.join(VENDOR, "src", "baremetal-operator-0.13.2.tar.gz")
-GOOD = {
-    "name": "node-0",
-    "bmc": {"address": "redfish+http://192.168.111.1:8000/redfish/v1/Systems/abc", "username": "admin", "password": "s3cret"},
-    "boot_mac": "00:5C:52:31:3A:9C",
-    "image": {"url": "http://172.22.0.1/images/img.qcow2", "checksum": "http://172.22.0.1/images/img.qcow2.sha256sum"},
-}
+# a Redfish host as metal3_hosts_list states it
+REDFISH = {"name": "node-0", "boot_mac": "00:5C:52:31:3A:9C", "image": {"url": "http://172.22.0.1/img.qcow2", "checksum": "0" * 64},
+           "bmc": {"address": "redfish+http://192.168.111.1:8000/redfish/v1/Systems/abc", "username": "admin", "password": "s3cret"}}
 
 
-def host(**changes):
-    out = copy.deepcopy(GOOD)
-    for key, value in changes.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key].update(value)
-        else:
-            out[key] = value
-    return metal3.normalize_hosts([out])[0][0]
+def host(bmc=None, **changes):
+    """A host as metal3.normalize_hosts returns it: REDFISH with changes, bmc's keys over its BMC's."""
+    hosts, errors = metal3.normalize_hosts([dict(REDFISH, bmc=dict(REDFISH["bmc"], **(bmc or {})), **changes)])
+    assert errors == []
+    return hosts[0]
 
 
 def test_redfish_and_ipmi():
