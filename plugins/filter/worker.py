@@ -13,7 +13,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.slime.hybrid.plugins.filter.cluster import model_or_fail
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, secret_file, worker
+from ansible_collections.slime.hybrid.plugins.module_utils import cloud_init, cluster_model, secret_file, worker, worker_drift
 
 
 class _UserDataDumper(yaml.SafeDumper):
@@ -55,7 +55,7 @@ def _worker_user_data(nodes, model, key_b64):
     for node in nodes:
         node = {"name": node["name"], "features": node.get("features", ["baremetal"]),
                 "conf_extra": node.get("conf_extra") or {}, "worker": node.get("worker") or {}}
-        data = worker.cloud_config(_worker_plan(model, node), key_b64)
+        data = cloud_init.cloud_config(_worker_plan(model, node), key_b64)
         try:
             text = yaml.dump(data, Dumper=_UserDataDumper, width=1 << 16)
         except yaml.YAMLError as exc:  # the message would quote the data, slurm.key included
@@ -70,7 +70,7 @@ def _worker_user_data(nodes, model, key_b64):
 
 def _gpu_drift(record, plan, name):
     """Why the GPUs of slurmctld's record of the node (scontrol_record or slurm_node_state's) are not the plan's."""
-    return worker.gpu_record_drift(plan, name, record or None)
+    return worker_drift.gpu_record_drift(plan, name, record or None)
 
 
 class FilterModule(object):

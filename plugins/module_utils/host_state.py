@@ -4,7 +4,7 @@
 """Reading, in one pass, what a bare-metal Slurm worker is made of on the host itself.
 
 ``observe(targets, run)`` returns plain data about files, the slurm user, the packages (dpkg or rpm), iptables,
-routes, systemd units, slurmd and slurmctld's record of the node (parsed); worker.drift() compares it
+routes, systemd units, slurmd and slurmctld's record of the node (parsed); worker_drift.drift() compares it
 with the plan. Nothing here changes the host. ``run(argv)`` runs a command and returns
 (rc, stdout, stderr): AnsibleModule.run_command in the module, a fake in the unit tests.
 """
@@ -146,7 +146,7 @@ def addresses(ip_addr):
 
 
 def observe(targets, run):
-    """Everything worker.drift() compares, read once. targets: worker.observe_targets(plan)."""
+    """Everything worker_drift.drift() compares, read once. targets: worker_drift.observe_targets(plan)."""
     name = targets["node"]
     return {
         "files": dict((path, file_state(path)) for path in targets["files"]),

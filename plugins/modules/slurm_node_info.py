@@ -109,7 +109,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.slime.hybrid.plugins.module_utils import host_state, probe, worker
+from ansible_collections.slime.hybrid.plugins.module_utils import host_state, probe, worker_drift
 from ansible_collections.slime.hybrid.plugins.module_utils.secret_file import decode_key, digest
 
 REPORTED = ("State", "NodeAddr", "AvailableFeatures", "Version")
@@ -140,10 +140,10 @@ def main():
     if server:
         result["conf_server"] = probe.wait_open(server["host"], server["port"], server["timeout"], time.sleep)
     try:
-        observed = host_state.observe(worker.observe_targets(params["plan"], params["name"]),
+        observed = host_state.observe(worker_drift.observe_targets(params["plan"], params["name"]),
                                       lambda argv: module.run_command(argv, handle_exceptions=False))
-        result["drift"] = worker.drift(params["plan"], observed, params["name"], params["features"], key_sha256)
-        result["conflicts"] = worker.conflicts(params["plan"], observed)
+        result["drift"] = worker_drift.drift(params["plan"], observed, params["name"], params["features"], key_sha256)
+        result["conflicts"] = worker_drift.conflicts(params["plan"], observed)
         record = observed["node"]
         result["node"] = dict((key, record.get(key)) for key in REPORTED) if record else None
     except (KeyError, TypeError) as exc:

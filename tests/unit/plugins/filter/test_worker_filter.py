@@ -13,7 +13,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, health, worker
+from ansible_collections.slime.hybrid.plugins.module_utils import cloud_init, cluster_model, health, worker
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "cloud-init")
 with open(os.path.join(FIXTURES, "key.b64")) as key_file:
@@ -26,7 +26,7 @@ MODEL = {
 }
 REPOSITORY = "deb [signed-by=/etc/apt/keyrings/slime-hybrid-slurm.asc] https://repo.example.org/slurm bookworm main"
 # What roles/slurm_node/templates/cloud-init.yml.j2 rendered for these models and nodes with the
-# fixture's key (template-CASE.cloud-config, captured before worker.cloud_config replaced that
+# fixture's key (template-CASE.cloud-config, captured before worker.cloud_config, now cloud_init.cloud_config, replaced that
 # template): the Python rendering gives cloud-init the same data, plus one command the template
 # lacked, the SSH path's check of the packaged slurmd before the packages are installed.
 CASES = {
@@ -47,7 +47,7 @@ def test_user_data_is_what_the_template_rendered(filters, case):
     assert text.startswith("#cloud-config\n")
     data = yaml.safe_load(text)
     plan = worker.plan(cluster_model.normalize(dict(MODEL, **model_changes)), dict({"features": ["baremetal"], "conf_extra": {}}, **dict(node, name=name)))
-    if plan["firewall"]:  # worker.conflicts(): an active firewalld ends the script before anything changes
+    if plan["firewall"]:  # worker_drift.conflicts(): an active firewalld ends the script before anything changes
         assert data["runcmd"].pop(0).startswith("if systemctl is-active --quiet firewalld; then echo 'slime.hybrid: ")
     check = data["runcmd"].index(plan["slurmd_install_check"] + " || exit 1")
     assert data["runcmd"][check + 1][-len(plan["packages"]):] == plan["packages"]  # right before the Slurm packages
@@ -114,6 +114,6 @@ def test_user_data_from_the_values_ansible_hands_over(filters):
 
 
 def test_user_data_errors_never_quote_the_data(filters, monkeypatch):
-    monkeypatch.setattr(worker, "cloud_config", lambda plan, key: {"write_files": [{"content": key, "bad": object()}]})
+    monkeypatch.setattr(cloud_init, "cloud_config", lambda plan, key: {"write_files": [{"content": key, "bad": object()}]})
     with pytest.raises(AnsibleFilterError, match=r"^worker_user_data: bm-1: cannot write the user-data \(RepresenterError\)$"):
         filters["worker_user_data"]([{"name": "bm-1"}], MODEL, KEY)

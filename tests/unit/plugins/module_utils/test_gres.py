@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, doctor, gres, host_state, slinky, worker
+from ansible_collections.slime.hybrid.plugins.module_utils import cloud_init, cluster_model, doctor, gres, host_state, slinky, worker, worker_drift
 
 MODEL = {
     "name": "lab",
@@ -181,9 +181,9 @@ def test_the_plan_of_a_gpu_worker_states_its_gres_and_feature():
     assert plan["features"] == ["baremetal", "gpu"]
     assert plan["gpus"]["gres"] == "gpu:fake:2" and plan["gpus"]["files"] == ["/dev/nvidia0", "/dev/nvidia1"]
     assert '-N bm-1 --conf "Feature=baremetal,gpu Gres=gpu:fake:2 Weight=5"' in plan["dropin"]["content"]
-    assert "/dev/nvidia1" in worker.observe_targets(plan, "bm-1")["files"]
+    assert "/dev/nvidia1" in worker_drift.observe_targets(plan, "bm-1")["files"]
     other = worker.plan(out, node("bm-3"))
-    assert other["gpus"]["groups"] == [] and other["features"] == ["baremetal"] and worker.device_check(other) is None
+    assert other["gpus"]["groups"] == [] and other["features"] == ["baremetal"] and cloud_init.device_check(other) is None
     assert "Gres" not in other["dropin"]["content"]
     for name in ("bm-1", "bm-3"):  # with gpus, GPUs are the model's only
         with pytest.raises(ValueError, match="%s: conf_extra states Gres and slime_cluster.gpus is set" % name):
@@ -198,8 +198,8 @@ def test_cloud_init_checks_the_devices_before_anything_changes(devices, ok):
     out = model({"nodes": [{"names": ["bm-1"], "type": "fake", "files": ["/dev/nvidia0"]}]})
     plan = worker.plan(out, node())
     plan["gpus"]["files"] = devices  # devices this machine has, or not
-    runcmd = worker.cloud_config(plan, "a2V5")["runcmd"]
-    check = worker.device_check(plan)
+    runcmd = cloud_init.cloud_config(plan, "a2V5")["runcmd"]
+    check = cloud_init.device_check(plan)
     assert runcmd[1] == check  # after the firewalld check, before the first change
     run = subprocess.run(["sh", "-c", check + "; echo reached"], capture_output=True, text=True, check=False)
     assert ("reached" in run.stdout) is ok
@@ -209,7 +209,7 @@ def test_cloud_init_checks_the_devices_before_anything_changes(devices, ok):
 def test_conflicts_name_a_missing_device():
     plan = worker.plan(model({"nodes": [FAKE]}), node())
     observed = {"units": {}, "files": {"/dev/nvidia0": {"exists": True, "kind": "char"}, "/dev/nvidia1": {"exists": False}}}
-    assert worker.conflicts(dict(plan, firewall=None), observed) == [
+    assert worker_drift.conflicts(dict(plan, firewall=None), observed) == [
         "the model gives this host 2 GPUs of type fake at /dev/nvidia0,/dev/nvidia1, and /dev/nvidia1 is not a device here "
         "(GPU driver not loaded, or its device files not made yet: nvidia-persistenced or nvidia-modprobe make them)"]
 

@@ -14,7 +14,7 @@ import subprocess
 import pytest
 import yaml
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, health, node_state, slinky, worker
+from ansible_collections.slime.hybrid.plugins.module_utils import cloud_init, cluster_model, health, node_state, slinky, worker, worker_drift
 
 MODEL = {
     "name": "lab",
@@ -119,7 +119,7 @@ def test_bare_metal_gets_the_same_files_over_ssh_and_cloud_init():
     assert "SLIME_HEALTH_DEVICES='/dev/nvidia0 /dev/nvidia1'\n" in settings["content"]
     assert "SLIME_HEALTH_MIN_FREE_MB=2048\n" in settings["content"]
     assert health.DIRECTORY in plan["directories"]
-    data = worker.cloud_config(plan, "a2V5")
+    data = cloud_init.cloud_config(plan, "a2V5")
     written = dict((entry["path"], entry) for entry in data["write_files"])
     for part in plan["health"]["files"]:
         assert written[part["path"]] == {"path": part["path"], "permissions": part["mode"], "content": part["content"]}
@@ -132,9 +132,9 @@ def test_checks_off_install_nothing_and_the_ssh_path_removes_what_was_there():
     plan = worker.plan(model(enabled=False), NODE)
     assert plan["health"] == {"directory": health.DIRECTORY, "reason_prefix": "slime-health:", "files": []}
     assert health.DIRECTORY not in plan["directories"]
-    paths = [entry["path"] for entry in worker.cloud_config(plan, "a2V5")["write_files"]]
+    paths = [entry["path"] for entry in cloud_init.cloud_config(plan, "a2V5")["write_files"]]
     assert not [path for path in paths if path.startswith(health.DIRECTORY)]
-    assert health.PROGRAM in worker.observe_targets(plan, "bm-1")["files"]
+    assert health.PROGRAM in worker_drift.observe_targets(plan, "bm-1")["files"]
 
 
 def _record(state, reason=""):
@@ -152,7 +152,7 @@ def _record(state, reason=""):
 ])
 def test_a_node_drained_by_its_health_check_is_registered_not_drifted(record, drifts):
     """The role reports a node its own health check drained; it neither converges it nor waits for it."""
-    assert bool(worker._node_drift("bm-1", ["baremetal"], record)) is drifts
+    assert bool(worker_drift._node_drift("bm-1", ["baremetal"], record)) is drifts
     assert health.drained_by_check(record) is (record.get("Reason", "").startswith("slime-health:") and "DRAIN" in record["State"])
     waiting = node_state.unavailable({"bm-1": record}, ["bm-1"], drain_reason_ok=health.REASON_PREFIX)
     assert bool(waiting) is drifts

@@ -2,7 +2,7 @@
 # Copyright (c) 2026 slime.hybrid contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """host_state.observe() with commands answered by output captured on a converged lab host (bm-1,
-Debian forky, slurmd 26.05.5, iptables 1.8.13), and worker.drift() over what it read."""
+Debian forky, slurmd 26.05.5, iptables 1.8.13), and worker_drift.drift() over what it read."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -15,7 +15,7 @@ import pwd
 
 import pytest
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, host_state, scontrol, worker
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, host_state, scontrol, worker, worker_drift
 from ansible_collections.slime.hybrid.plugins.module_utils.secret_file import digest
 
 NAT = """-P PREROUTING ACCEPT
@@ -87,8 +87,8 @@ def converged_files(plan):
              for path in plan["directories"]}
     files[plan["key"]["path"]] = f(owner="slurm", mode="0600", sha256=digest(base64.b64decode(KEY)))
     files[plan["dropin"]["path"]] = f(plan["dropin"]["content"])
-    files[worker.ROUTES_UNIT] = {"exists": False}
-    files[worker.HOSTS_FILE] = f("")
+    files[worker_drift.ROUTES_UNIT] = {"exists": False}
+    files[worker_drift.HOSTS_FILE] = f("")
     for part in plan["health"]["files"]:
         files[part["path"]] = f(part["content"], mode=part["mode"])
     return files
@@ -114,7 +114,7 @@ def observed(plan, **override):
 
 
 def drift(plan, seen, features=("baremetal",)):
-    return worker.drift(plan, seen, "bm-1", list(features), digest(base64.b64decode(KEY)))
+    return worker_drift.drift(plan, seen, "bm-1", list(features), digest(base64.b64decode(KEY)))
 
 
 @pytest.fixture
@@ -146,7 +146,7 @@ def test_the_real_iptables_listing_matches_the_plan_and_each_loss_is_named(plan)
 
 def test_without_the_firewall_iptables_is_not_compared(plan):
     quiet = worker.plan(MODEL, with_worker(manage_firewall=False))
-    assert worker.observe_targets(quiet, "bm-1")["iptables_tables"] == []
+    assert worker_drift.observe_targets(quiet, "bm-1")["iptables_tables"] == []
     assert drift(quiet, observed(quiet, run={("iptables", "nat"): (0, "", "")})) == {}
 
 
@@ -159,7 +159,7 @@ def test_each_part_names_what_differs(plan):
                     account={"user": {"uid": 64030, "gid": 64030, "home": "/nonexistent", "shell": "/bin/sh"}, "group": None})
     out = drift(plan, seen)
     assert out["key"] == ["/etc/slurm/slurm.key has other content", "/etc/slurm/slurm.key is slurm:slurm 0640, not slurm:slurm 0600"]
-    assert out["dropin"] == ["%s is missing" % worker.DROPIN]
+    assert out["dropin"] == ["%s is missing" % worker_drift.DROPIN]
     assert out["directories"] == ["/etc/slurm is not a root:root 0755 directory"]
     assert out["hosts"] == ["/etc/hosts has '10.0.0.9 slurm-controller.slurm', which maps a controller's name otherwise "
                             "or is no longer wanted",
@@ -216,9 +216,9 @@ def test_service_drift(plan):
     reload = observed(plan, run={("systemctl",): (0, SYSTEMCTL.replace("NeedDaemonReload=no", "NeedDaemonReload=yes"), "")})
     assert drift(plan, reload)["restart"] == ["systemd has not loaded slurmd's unit as it is on disk"]
     seen = observed(plan)
-    seen["files"][worker.DROPIN]["mtime"] = seen["units"]["slurmd"]["started"] + 1
+    seen["files"][worker_drift.DROPIN]["mtime"] = seen["units"]["slurmd"]["started"] + 1
     assert drift(plan, seen)["restart"] == ["slurmd started before its key or drop-in last changed"]
-    seen["files"][worker.DROPIN]["mtime"] = seen["units"]["slurmd"]["started"]
+    seen["files"][worker_drift.DROPIN]["mtime"] = seen["units"]["slurmd"]["started"]
     assert drift(plan, seen) == {}
 
 
@@ -233,10 +233,10 @@ def test_node_record(plan):
 def test_routed_mode_routes_and_unit():
     model = cluster_model.normalize(dict(MODEL, network_mode="routed", pod_routes=[{"cidr": "10.126.0.0/24", "via": "10.127.0.50"}]))
     plan = worker.plan(model, SETTINGS)
-    assert worker.observe_targets(plan, "bm-1")["units"] == ["slurmd", "slime-hybrid-routes.service", "firewalld"]
+    assert worker_drift.observe_targets(plan, "bm-1")["units"] == ["slurmd", "slime-hybrid-routes.service", "firewalld"]
     files = converged_files(plan)
-    files[worker.ROUTES_UNIT] = {"exists": True, "kind": "file", "mode": "0644", "owner": "root", "group": "root",
-                                 "mtime": 1, "sha256": digest(plan["routes_unit"]["content"].encode())}
+    files[worker_drift.ROUTES_UNIT] = {"exists": True, "kind": "file", "mode": "0644", "owner": "root", "group": "root",
+                                       "mtime": 1, "sha256": digest(plan["routes_unit"]["content"].encode())}
     units = {"slurmd": {"ActiveState": "active", "UnitFileState": "enabled", "started": None},
              "slime-hybrid-routes.service": {"ActiveState": "active", "UnitFileState": "enabled"}}
     routed = ROUTES + "10.126.0.0/24 via 10.127.0.50 dev eth0\n"
@@ -247,8 +247,8 @@ def test_routed_mode_routes_and_unit():
     assert drift(plan, seen)["routes"] == ["no route to 10.126.0.0/24 via 10.127.0.50"]
     # back to nat: the unit left behind is drift
     nat = worker.plan(MODEL, SETTINGS)
-    assert drift(nat, observed(nat, files=dict(converged_files(nat), **{worker.ROUTES_UNIT: files[worker.ROUTES_UNIT]}))) == {
-        "routes": ["%s is left from network_mode routed" % worker.ROUTES_UNIT]}
+    assert drift(nat, observed(nat, files=dict(converged_files(nat), **{worker_drift.ROUTES_UNIT: files[worker_drift.ROUTES_UNIT]}))) == {
+        "routes": ["%s is left from network_mode routed" % worker_drift.ROUTES_UNIT]}
 
 
 def test_file_state_and_account_read_the_real_files(tmp_path):
@@ -268,7 +268,7 @@ def test_file_state_and_account_read_the_real_files(tmp_path):
 def test_observe_reads_every_target(plan, tmp_path):
     hosts = tmp_path / "hosts"
     hosts.write_text("127.0.0.1 localhost\n" + plan["hosts"]["entries"][0]["line"] + "\n")
-    targets = dict(worker.observe_targets(plan, "bm-1"), hosts_file=str(hosts))
+    targets = dict(worker_drift.observe_targets(plan, "bm-1"), hosts_file=str(hosts))
     seen = host_state.observe(targets, answers())
     assert seen["hosts_lines"][-1] == plan["hosts"]["entries"][0]["line"]
     assert seen["node"] == scontrol.parse_nodes(NODE)["bm-1"] and seen["iptables"]["nat"] == NAT and seen["slurmd_version"] == "slurm-wlm 26.05.5"
@@ -279,7 +279,7 @@ def test_observe_reads_every_target(plan, tmp_path):
 def test_package_source_and_its_key():
     plan = worker.plan(MODEL, with_worker(apt_repository="deb http://repo.example/slurm forky main",
                                           apt_key_url="https://repo.example/key.asc"))
-    assert set(worker.observe_targets(plan, "bm-1")["files"]) >= {worker.APT_SOURCE, worker.APT_KEY}
+    assert set(worker_drift.observe_targets(plan, "bm-1")["files"]) >= {worker.APT_SOURCE, worker.APT_KEY}
     files = converged_files(plan)
     files[worker.APT_SOURCE] = {"exists": False}
     files[worker.APT_KEY] = {"exists": False}
@@ -303,7 +303,7 @@ def test_rpm_reads_the_database_as_dpkg_does(fixture_text):
 
 def test_a_dnf_host_is_read_through_rpm_and_its_packages_compared(fixture_text):
     plan = worker.plan(MODEL, with_worker(package_manager="dnf", package_version="26.05.3*", manage_firewall=False))
-    targets = worker.observe_targets(plan, "bm-1")
+    targets = worker_drift.observe_targets(plan, "bm-1")
     assert targets["package_manager"] == "dnf"
     run = answers({("rpm",): (0, fixture_text("dnf/rpm_qa.txt"), ""), ("dpkg-query",): OSError})
     seen = observed(plan, packages=host_state.PACKAGE_DBS[targets["package_manager"]](run))
@@ -315,12 +315,12 @@ def test_a_dnf_host_is_read_through_rpm_and_its_packages_compared(fixture_text):
 
 def test_an_active_firewalld_is_a_conflict_where_the_role_manages_iptables(plan):
     inactive = {"slurmd": {"ActiveState": "active"}, "firewalld": {"ActiveState": "inactive"}}
-    assert worker.conflicts(plan, observed(plan, units=inactive)) == []
+    assert worker_drift.conflicts(plan, observed(plan, units=inactive)) == []
     active = dict(inactive, firewalld={"ActiveState": "active"})
-    assert worker.conflicts(plan, observed(plan, units=active)) == [worker.FIREWALLD_CONFLICT]
+    assert worker_drift.conflicts(plan, observed(plan, units=active)) == [worker_drift.FIREWALLD_CONFLICT]
     unmanaged = worker.plan(MODEL, with_worker(manage_firewall=False))
-    assert "firewalld" not in worker.observe_targets(unmanaged, "bm-1")["units"]
-    assert worker.conflicts(unmanaged, observed(unmanaged, units=active)) == []
+    assert "firewalld" not in worker_drift.observe_targets(unmanaged, "bm-1")["units"]
+    assert worker_drift.conflicts(unmanaged, observed(unmanaged, units=active)) == []
 
 
 def test_the_node_exporter_part():

@@ -12,7 +12,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, metrics, slinky, slurmd, worker
+from ansible_collections.slime.hybrid.plugins.module_utils import cloud_init, cluster_model, metrics, slinky, slurmd, worker, worker_drift
 
 MODEL = {
     "name": "lab", "slurm_version": "26.05", "network_mode": "nat",
@@ -74,13 +74,13 @@ def test_the_node_exporter_over_ssh_and_cloud_init_alike_and_its_firewall_rule()
     assert rule in plan["firewall"]["inbound"] and rule["comment"] in plan["firewall"]["wanted_comments"]
     assert ('-A SLIME-HYBRID-IN -p tcp -m tcp --dport 9100 -m conntrack --ctstate NEW -m comment --comment '
             '"slime.hybrid/in-node-exporter tcp:9100" -j ACCEPT') in plan["firewall"]["restore"].splitlines()
-    runcmd = worker.cloud_config(plan, "a2V5")["runcmd"]
+    runcmd = cloud_init.cloud_config(plan, "a2V5")["runcmd"]
     assert runcmd[-2:] == [worker.INSTALL_COMMAND["apt"] + ["prometheus-node-exporter"],
                            ["systemctl", "enable", "--now", "prometheus-node-exporter"]]
-    assert "prometheus-node-exporter" in worker.observe_targets(plan, "bm-1")["units"]
+    assert "prometheus-node-exporter" in worker_drift.observe_targets(plan, "bm-1")["units"]
     off = worker.plan(model(), NODE)
     assert off["node_exporter"] is None and "9100" not in off["firewall"]["restore"]
-    assert "prometheus-node-exporter" not in str(worker.cloud_config(off, "a2V5")["runcmd"])
+    assert "prometheus-node-exporter" not in str(cloud_init.cloud_config(off, "a2V5")["runcmd"])
     with pytest.raises(ValueError) as error:
         worker.plan(m, dict(NODE, worker={"package_manager": "dnf"}))
     assert "no node exporter package for package_manager dnf (supported: apt)" in str(error.value)

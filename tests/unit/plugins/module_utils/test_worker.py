@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, worker
+from ansible_collections.slime.hybrid.plugins.module_utils import cloud_init, cluster_model, worker
 
 MODEL = {
     "name": "lab",
@@ -261,7 +261,7 @@ def test_a_host_that_states_dnf_gets_dnfs_defaults_over_a_model_of_apt():
 
 
 def test_a_dnf_workers_cloud_config_installs_with_dnf_and_enables_iptables_service():
-    config = worker.cloud_config(plan(package_manager="dnf", dnf_repository="https://repo.example.org/el9"), "a2V5")
+    config = cloud_init.cloud_config(plan(package_manager="dnf", dnf_repository="https://repo.example.org/el9"), "a2V5")
     runcmd = config["runcmd"]
     assert ["dnf", "makecache"] in runcmd and ["apt-get", "update"] not in runcmd
     assert ["dnf", "install", "-y", "--setopt=install_weak_deps=False", "iptables-nft", "iptables-nft-services"] in runcmd
@@ -270,4 +270,4 @@ def test_a_dnf_workers_cloud_config_installs_with_dnf_and_enables_iptables_servi
     assert runcmd[save + 1] == ["systemctl", "enable", "iptables"]
     assert "/etc/yum.repos.d/slime-hybrid-slurm.repo" in [part["path"] for part in config["write_files"]]
     # apt's path is unchanged: no service to enable (Debian's package enables netfilter-persistent)
-    assert ["systemctl", "enable", "netfilter-persistent"] not in worker.cloud_config(plan(), "a2V5")["runcmd"]
+    assert ["systemctl", "enable", "netfilter-persistent"] not in cloud_init.cloud_config(plan(), "a2V5")["runcmd"]

@@ -13,7 +13,7 @@ import functools
 
 import pytest
 
-from ansible_collections.slime.hybrid.plugins.module_utils import worker
+from ansible_collections.slime.hybrid.plugins.module_utils import worker, worker_drift
 from ansible_collections.slime.hybrid.plugins.modules import slurm_node_info
 from ansible_collections.slime.hybrid.tests.unit.plugins.module_utils.test_host_state import MODEL, SETTINGS, with_worker
 
@@ -33,7 +33,7 @@ def test_reads_this_machine_and_never_returns_the_key(run_module, listener):
     assert run.result["conf_server"]["state"] == "open"
     drift = run.result["drift"]
     assert drift["key"] == ["/nonexistent/slurm.key is missing"]
-    assert drift["dropin"] == ["%s is missing" % worker.DROPIN]
+    assert drift["dropin"] == ["%s is missing" % worker_drift.DROPIN]
     assert drift["node"] == ["slurmctld does not list bm-1 (or scontrol failed)"]
     assert run.result["node"] is None
     assert KEY not in run.stdout
