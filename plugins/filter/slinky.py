@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.slime.hybrid.plugins.filter.cluster import model_or_fail
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, gres, slinky, slurm_order
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, gres, openshift, slinky, slurm_order
 
 
 def _chart_values(intent, nodesets=None, loginsets=None, service_accounts=None, nodeaddr_sync=None, accounting_database=None):
@@ -54,6 +54,7 @@ class FilterModule(object):
             "config_drift": slinky.config_drift,
             "config_map_name": slinky.config_map_name,
             "gres_conf_changes": _gres_conf_changes,
+            "openshift_sccs": openshift.scc_objects,
             "model_values_errors": _model_values_errors,
             "loginset_errors": _loginset_errors,
             "rollout_pending": slinky.rollout_pending,
