@@ -53,7 +53,9 @@ first_error() {
 # run_tier TIER [beside]: make TIER, its output to its log (and to the terminal unless it runs
 # beside another lane); its result line to $logs/TIER.result.
 # The lane's output with the time each play and each molecule step began, at the end of its line
-# (where the first error's search above does not look): where a lane's minutes went.
+# (where the first error's search above does not look): where a lane's minutes went. Python's
+# output unbuffered, so a line is stamped when it is written, not when a buffer fills.
+export PYTHONUNBUFFERED=1
 stamp() {
   awk '/^PLAY \[|^INFO .*Executing$/ { print $0 " [" strftime("%T") "]"; fflush(); next } { print; fflush() }'
 }
