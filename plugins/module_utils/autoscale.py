@@ -39,7 +39,7 @@ __metaclass__ = type
 
 import datetime
 
-from ansible_collections.slime.hybrid.plugins.module_utils import gres, scontrol
+from ansible_collections.slime.hybrid.plugins.module_utils import names, scontrol
 
 # Pending reasons that more nodes would remove (squeue %r). Everything else (Dependency,
 # JobHeldUser, JobHeldAdmin, BeginTime, QOS limits, ...) is not demand for hosts.
@@ -126,20 +126,6 @@ def _wants_feature(job_features, feature):
     return any(word.split("*")[0] == feature for word in job_features.split())
 
 
-def _expanded(nodelist):
-    """Node names of a squeue %N list such as bm-[1-2],pod-1 (ranges and lists in brackets)."""
-    names, depth, item = [], 0, ""
-    for char in nodelist + ",":
-        if char == "," and depth == 0:
-            if item:
-                names.extend(gres.expand(item))
-            item = ""
-            continue
-        depth += {"[": 1, "]": -1}.get(char, 0)
-        item += char
-    return names
-
-
 def _for_pool(job, feature, partition):
     """Whether a pending job waits for nodes only the pool has: it names the pool's feature, or waits in
     the pool's partition (there also because the partition has no node yet)."""
@@ -184,7 +170,7 @@ def decide(options, jobs, nodes, state, now):
     new_state = {"last_scale_out": state.get("last_scale_out"), "in_flight": dict(in_flight), "releasing": dict(releasing)}
     up = [host for host in pool if host in nodes]
     spare = [host for host in pool if host not in nodes and host not in in_flight]
-    busy = {name for job in jobs if job["state"] in ("RUNNING", "COMPLETING") for name in _expanded(job["nodelist"])}
+    busy = {name for job in jobs if job["state"] in ("RUNNING", "COMPLETING") for name in names.hostlist(job["nodelist"])}
     idle = [host for host in up if _idle(nodes[host]) and host not in busy and host not in releasing]
     wanted = demand(jobs, options["feature"], options["partition"])
     room = options["max_nodes"] - len(up) - len(in_flight)

@@ -41,33 +41,8 @@ _TYPE_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _PARTITION_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _HOST_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
 _DEVICE_RE = re.compile(r"^/dev/[A-Za-z0-9_./-]+$")
-_RANGE_RE = re.compile(r"^([^\[\]]*)\[([0-9,-]+)\]([^\[\]]*)$")
 # One GRES of a node record (scontrol show node): NAME[:TYPE]:COUNT, optionally (S:sockets) or (IDX:...)
 _RECORD_RE = re.compile(r"([A-Za-z0-9_]+)(?::([^:,()]+))?:(\d+)(?:\([^)]*\))?")
-
-
-def expand(text):
-    """A name with at most one bracket range, as Slurm's hostlists write them: 'gpu-[01-03,7]' ->
-    ['gpu-01', 'gpu-02', 'gpu-03', 'gpu-7']; a plain name is itself. Raises ValueError."""
-    if not isinstance(text, str) or not text:
-        raise ValueError("is not a name")
-    if "[" not in text and "]" not in text:
-        return [text]
-    match = _RANGE_RE.match(text)
-    if not match:
-        raise ValueError("has a bracket Slurm's hostlist syntax does not take (one PREFIX[RANGES]SUFFIX)")
-    prefix, ranges, suffix = match.groups()
-    out = []
-    for part in ranges.split(","):
-        first, dash, last = part.partition("-")
-        if not first.isdigit() or (dash and not last.isdigit()):
-            raise ValueError("has a range %r that is not N or N-M" % part)
-        last = last or first
-        if int(first) > int(last):
-            raise ValueError("has an inverted range %r" % part)
-        width = len(first) if first.startswith("0") else 0
-        out += ["%s%0*d%s" % (prefix, width, number, suffix) for number in range(int(first), int(last) + 1)]
-    return out
 
 
 def _names(errors, label, value):
@@ -76,18 +51,18 @@ def _names(errors, label, value):
     if not isinstance(value, list) or not value:
         errors.append("%s=%r must be a list of Slurm node names (hostlist ranges allowed, e.g. gpu-[01-16])" % (label, value))
         return []
-    names = []
+    found = []
     for item in value:
         try:
-            expanded = expand(item)
+            expanded = names.expand(item)
         except ValueError as exc:
             errors.append("%s: %r %s" % (label, item, exc))
             continue
         bad = [name for name in expanded if not _HOST_RE.match(name)]
         if bad:
             errors.append("%s: %r is not a Slurm node name of a host (letters, digits, '-')" % (label, bad[0]))
-        names += [name for name in expanded if name not in names]
-    return names
+        found += [name for name in expanded if name not in found]
+    return found
 
 
 def _files(errors, label, value):
@@ -99,7 +74,7 @@ def _files(errors, label, value):
     files = []
     for item in items:
         try:
-            expanded = expand(item) if isinstance(item, str) else [None]
+            expanded = names.expand(item) if isinstance(item, str) else [None]
         except ValueError as exc:
             errors.append("%s: %r %s" % (label, item, exc))
             continue
@@ -249,9 +224,8 @@ def _conf_lines_by_node(text):
         if not words or words[0].startswith("#") or not words[0].startswith("NodeName="):
             continue
         rest = " ".join(sorted(words[1:]))
-        for name in re.split(r",(?![^\[]*\])", words[0][len("NodeName="):]):
-            for node in expand(name):
-                out.setdefault(node, []).append(rest)
+        for node in names.hostlist(words[0][len("NodeName="):]):
+            out.setdefault(node, []).append(rest)
     return out
 
 

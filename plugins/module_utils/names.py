@@ -2,8 +2,8 @@
 # Copyright (c) 2026 slime.hybrid contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The name rules the whole collection shares, each written once and small enough for the modules
-that run on hosts to carry without the cluster model: host names, Slurm node features,
-Kubernetes names (RFC 1123 labels) and MAC addresses."""
+that run on hosts to carry without the cluster model: host names, Slurm hostlists, Slurm node
+features, Kubernetes names (RFC 1123 labels) and MAC addresses."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -15,6 +15,7 @@ HOSTNAME_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-
 FEATURE_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 DNS_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _HEX12_RE = re.compile(r"^[0-9a-f]{12}$")
+_RANGE_RE = re.compile(r"^([^\[\]]*)\[([0-9,-]+)\]([^\[\]]*)$")
 
 
 def feature_errors(features, label="features"):
@@ -57,3 +58,42 @@ def normalize_mac(value):
     if mac is None or not _HEX12_RE.match(mac.replace(":", "")) or len(mac) != 17:
         raise ValueError("%r is not a MAC address (six hex octets, e.g. 52:54:00:12:34:56)" % (value,))
     return mac
+
+
+def expand(text):
+    """A name with at most one bracket range, as Slurm's hostlists write them: 'gpu-[01-03,7]' ->
+    ['gpu-01', 'gpu-02', 'gpu-03', 'gpu-7']; a plain name is itself. Raises ValueError."""
+    if not isinstance(text, str) or not text:
+        raise ValueError("is not a name")
+    if "[" not in text and "]" not in text:
+        return [text]
+    match = _RANGE_RE.match(text)
+    if not match:
+        raise ValueError("has a bracket Slurm's hostlist syntax does not take (one PREFIX[RANGES]SUFFIX)")
+    prefix, ranges, suffix = match.groups()
+    out = []
+    for part in ranges.split(","):
+        first, dash, last = part.partition("-")
+        if not first.isdigit() or (dash and not last.isdigit()):
+            raise ValueError("has a range %r that is not N or N-M" % part)
+        last = last or first
+        if int(first) > int(last):
+            raise ValueError("has an inverted range %r" % part)
+        width = len(first) if first.startswith("0") else 0
+        out += ["%s%0*d%s" % (prefix, width, number, suffix) for number in range(int(first), int(last) + 1)]
+    return out
+
+
+def hostlist(text):
+    """Node names of a Slurm hostlist as squeue's %N and gres.conf's NodeName= write it, such as
+    bm-[1-2],pod-1 (ranges and lists in brackets, each name as expand() reads it). Raises ValueError."""
+    names, depth, item = [], 0, ""
+    for char in text + ",":
+        if char == "," and depth == 0:
+            if item:
+                names.extend(expand(item))
+            item = ""
+            continue
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        item += char
+    return names

@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from ansible_collections.slime.hybrid.plugins.module_utils import autoscale, scontrol
+from ansible_collections.slime.hybrid.plugins.module_utils import autoscale, names, scontrol
 
 T0 = datetime.datetime(2026, 11, 24, 12, 0, 0)
 POOL = ["bm-3", "bm-4", "bm-5"]
@@ -67,8 +67,8 @@ def test_parse_squeue_lines():
     jobs = autoscale.parse_squeue(text)
     assert [j["id"] for j in jobs] == ["12", "13", "14"]
     assert jobs[0]["nodes"] == 2 and jobs[2]["features"] == "" and jobs[2]["partitions"] == ["gpu", "all"]
-    assert autoscale._expanded(jobs[1]["nodelist"]) == ["bm-1", "bm-2", "pod-1"]
-    assert autoscale._expanded("bench[001-003,007]") == ["bench001", "bench002", "bench003", "bench007"]
+    assert names.hostlist(jobs[1]["nodelist"]) == ["bm-1", "bm-2", "pod-1"]
+    assert names.hostlist("bench[001-003,007]") == ["bench001", "bench002", "bench003", "bench007"]
     with pytest.raises(ValueError, match="does not have the fields"):
         autoscale.parse_squeue("12|PENDING|2\n")
 

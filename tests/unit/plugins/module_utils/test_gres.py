@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cloud_init, cluster_model, doctor, gres, host_state, slinky, worker, worker_drift
+from ansible_collections.slime.hybrid.plugins.module_utils import cloud_init, cluster_model, doctor, gres, host_state, names, slinky, worker, worker_drift
 
 MODEL = {
     "name": "lab",
@@ -33,21 +33,21 @@ def node(name="bm-1", **changes):
     return dict({"name": name, "features": ["baremetal"], "conf_extra": {}}, **changes)
 
 
-@pytest.mark.parametrize("text, names", [
+@pytest.mark.parametrize("text, expected", [
     ("bm-1", ["bm-1"]),
     ("gpu-[01-03,7]", ["gpu-01", "gpu-02", "gpu-03", "gpu-7"]),
     ("/dev/nvidia[0-1]", ["/dev/nvidia0", "/dev/nvidia1"]),
     ("n[8-10]x", ["n8x", "n9x", "n10x"]),
 ])
-def test_expand_reads_one_bracket_range_as_slurm_writes_it(text, names):
-    assert gres.expand(text) == names
+def test_expand_reads_one_bracket_range_as_slurm_writes_it(text, expected):
+    assert names.expand(text) == expected
 
 
 @pytest.mark.parametrize("text, why", [("a[1-2]b[3]", "bracket"), ("a[2-1]", "inverted"), ("a[x]", "bracket"),
                                        ("a[1-]", "range '1-'"), ("", "not a name")])
 def test_expand_refuses_what_it_cannot_read(text, why):
     with pytest.raises(ValueError, match=why.replace("[", r"\[")):
-        gres.expand(text)
+        names.expand(text)
 
 
 def test_a_declared_group_is_expanded_counted_and_its_own_output():
