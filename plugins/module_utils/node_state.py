@@ -15,6 +15,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.slime.hybrid.plugins.module_utils import scontrol
+from ansible_collections.slime.hybrid.plugins.module_utils.names import hostlist
 
 STATES = ("drained", "absent", "resumed")
 # Not a change of the nodes: the module waits for it (unavailable()) and plan() refuses it.
@@ -73,14 +74,26 @@ def busy_nodes(current, names):
     return [name for name in names if name in current and is_busy(current[name])]
 
 
-def runs_jobs(record, jobs):
-    """Whether a node whose record says busy (is_busy) still runs a job: it is COMPLETING, or squeue
-    lists a job on it (jobs: parse_jobs of `squeue -w NODE`) that is not PENDING. A record that says
-    ALLOCATED or MIXED of a node that runs none is an allocation slurmctld never frees, which no job
-    will end: Slurm 26.05 keeps the GRES of a job that ended after its node registered fewer of that
-    GRES (INVALID_REG, "gres/gpu count reported lower than configured")."""
+def running(current, busy, jobs):
+    """The nodes of `busy` (whose records say busy, busy_nodes) that still run a job: COMPLETING, or on
+    the node list of a job squeue lists that is not PENDING (jobs: parse_jobs of `squeue -w BUSY`; a
+    list it cannot read counts as all of them). A record that says ALLOCATED or MIXED of a node that
+    runs none is an allocation slurmctld never frees, which no job will end: Slurm 26.05 keeps the GRES
+    of a job that ended after its node registered fewer of that GRES (INVALID_REG, "gres/gpu count
+    reported lower than configured")."""
+    with_jobs = set()
+    for job in jobs:
+        if job["state"] != "PENDING":
+            try:
+                with_jobs.update(hostlist(job["nodes"]))
+            except ValueError:
+                with_jobs.update(busy)
+    return [name for name in busy if name in with_jobs or _completing(current[name])]
+
+
+def _completing(record):
     base, flags = scontrol.state_flags(record.get("State", ""))
-    return base == "COMPLETING" or "COMPLETING" in flags or any(job["state"] != "PENDING" for job in jobs)
+    return "COMPLETING" in [base] + flags
 
 
 def parse_jobs(text):

@@ -164,9 +164,11 @@ def read_jobs(module, names):
 
 
 def busy_nodes(module, names, current=None):
-    """The named nodes that run or finish a job: their record says so, and squeue agrees (runs_jobs)."""
+    """The named nodes that run or finish a job: their record says so, and squeue agrees (node_state.running);
+    one squeue for all of them."""
     current = scontrol.show_nodes(module) if current is None else current
-    return [name for name in node_state.busy_nodes(current, names) if node_state.runs_jobs(current[name], read_jobs(module, [name]))]
+    busy = node_state.busy_nodes(current, names)
+    return node_state.running(current, busy, read_jobs(module, busy)) if busy else []
 
 
 def wait_available(module, names, result):

@@ -85,9 +85,13 @@ def test_busy_and_jobs():
 
 
 @pytest.mark.parametrize("state, jobs, runs", [
-    # a job squeue lists there, suspended ones too
+    # a job squeue lists there, suspended ones too, and jobs over several nodes (squeue's %N a hostlist)
     ("MIXED+DRAIN+DYNAMIC_NORM", "12|RUNNING|bm-2\n", True),
     ("ALLOCATED+DRAIN", "12|SUSPENDED|bm-2\n", True),
+    ("ALLOCATED+DRAIN", "14|RUNNING|slinky-[0-1],bm-[1-3]\n", True),
+    ("ALLOCATED+DRAIN", "14|RUNNING|bm-[1,3]\n", False),
+    # a node list it cannot read counts as every node asked about
+    ("ALLOCATED+DRAIN", "15|RUNNING|r[1-2]n[1-2]\n", True),
     # finishing: the node is COMPLETING (as base state or flag) whatever squeue says
     ("IDLE+COMPLETING+DRAIN", "", True),
     ("COMPLETING", "", True),
@@ -96,8 +100,9 @@ def test_busy_and_jobs():
     # a job that only waits for the node runs nothing there
     ("MIXED+DRAIN", "13|PENDING|\n", False),
 ])
-def test_runs_jobs(state, jobs, runs):
-    assert node_state.runs_jobs({"State": state}, node_state.parse_jobs(jobs)) is runs
+def test_running(state, jobs, runs):
+    current = {"bm-2": {"State": state}, "bm-3": {"State": "ALLOCATED"}}
+    assert ("bm-2" in node_state.running(current, ["bm-2"], node_state.parse_jobs(jobs))) is runs
 
 
 def test_diff():

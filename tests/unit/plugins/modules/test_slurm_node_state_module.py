@@ -100,6 +100,15 @@ def test_absent_past_an_allocation_no_job_holds(slurm, module_runner):
     assert [c[0] for c in fake.calls].count("squeue") >= 3
 
 
+def test_one_squeue_a_poll_for_every_busy_node(slurm, module_runner):
+    fake = slurm({"bm-1": ["DYNAMIC_NORM"], "bm-2": ["DYNAMIC_NORM"]}, jobs={"bm-1": "41", "bm-2": "42"}, job_polls=3)
+    run = module_runner(slurm_node_state.main, names=["bm-1", "bm-2"], state="drained", poll=1)
+    assert run.rc == 0 and run.result["drained"] == ["bm-1", "bm-2"]
+    reads = [c for c in fake.calls if c[0] == "squeue"]
+    assert reads and all(c[c.index("-w") + 1] in ("bm-1,bm-2", "bm-1", "bm-2") for c in reads)
+    assert len(reads) <= len([c for c in fake.calls if c[1:] == ["show", "node", "--oneliner"]]) + 1
+
+
 def test_absent_is_idempotent(slurm, module_runner):
     slurm({"bm-1": ["DYNAMIC_NORM"]})
     run = module_runner(slurm_node_state.main, names=["bm-2"], state="absent")
