@@ -189,15 +189,18 @@ save_archive() {
   log "saved $tar (${#refs[@]} images)"
 }
 
+# archive NAME: the archive that holds image NAME (NAME.tar for own_archive_images, else all.tar).
+archive() { if [[ " ${own_archive_images[*]} " == *" $1 "* ]]; then echo "$1.tar"; else echo all.tar; fi; }
+
 # save_all: all.tar of every image but own_archive_images, and NAME.tar of each of those.
 save_all() {
   local n core=()
   for n in "${all_images[@]}"; do
-    if [[ " ${own_archive_images[*]} " == *" $n "* ]]; then
-      save_archive "$n.tar" "$n"
-    else
+    if [ "$(archive "$n")" = all.tar ]; then
       core+=("$n")
       rm -f "$archives/$n.tar" "$archives/$n.tar.id"   # archives of one image each that earlier versions saved
+    else
+      save_archive "$n.tar" "$n"
     fi
   done
   save_archive all.tar "${core[@]}"
@@ -291,8 +294,7 @@ fi
 if [ "${1:-}" = refs ]; then
   [ $# = 2 ] || die "usage: images.sh refs all.tar|NAME.tar"
   for n in "${all_images[@]}"; do
-    if [[ " ${own_archive_images[*]} " == *" $n "* ]]; then [ "$2" = "$n.tar" ] || continue
-    else [ "$2" = all.tar ] || continue; fi
+    [ "$(archive "$n")" = "$2" ] || continue
     ref "$n" || die "$n: reference not known yet (no version stamp or source)"
   done
   exit 0

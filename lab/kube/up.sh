@@ -66,8 +66,10 @@ wait "$node_pid" || die "the node image $KUBE_NODE_IMAGE failed: $(tail -15 "$no
 image_archives="all.tar"
 case ${SLIME_LAB_ACCOUNTING:-true} in [Ff]alse|[Nn]o|0|[Oo]ff) ;; *) image_archives+=" mariadb.tar" ;; esac
 [ "${SLIME_LAB_PROMETHEUS:-false}" != true ] || image_archives+=" prometheus.tar"
+declare -A archive_refs   # archive -> the references it holds, read once for every node
 for a in $image_archives; do
   [ -s "$KUBE_IMAGES/$a" ] || die "no $KUBE_IMAGES/$a: lab/kube/images.sh --require-all saves it"
+  archive_refs[$a]=$("$here/images.sh" refs "$a") || die "lab/kube/images.sh refs $a failed"
 done
 log "binaries and images ready ($((SECONDS - t0)) s)"
 if [ "${1:-}" = --build-only ]; then
@@ -242,7 +244,7 @@ import_images() {  # import_images NODE_CONTAINER
   for _ in $(seq 120); do podman exec "$1" ctr version >/dev/null 2>&1 && break; sleep 0.5; done
   have=$(podman exec "$1" ctr -n k8s.io images ls -q 2>/dev/null || true)
   for archive in $image_archives; do
-    refs=$("$here/images.sh" refs "$archive") || return 1
+    refs=${archive_refs[$archive]}
     missing=0
     for ref in $refs; do grep -qxF "$ref" <<<"$have" || missing=1; done
     [ "$missing" = 1 ] || continue
