@@ -221,7 +221,7 @@ def _conf_lines_by_node(text):
     out = {}
     for line in (text or "").splitlines():
         words = line.split()
-        if not words or words[0].startswith("#") or not words[0].startswith("NodeName="):
+        if not words or not words[0].startswith("NodeName="):  # comments too
             continue
         rest = " ".join(sorted(words[1:]))
         for node in names.hostlist(words[0][len("NodeName="):]):

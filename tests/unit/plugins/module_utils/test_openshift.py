@@ -15,14 +15,8 @@ import pytest
 import yaml
 
 from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, openshift, slinky
+from ansible_collections.slime.hybrid.tests.unit.plugins.module_utils.test_accounting import DATABASE, MODEL
 
-MODEL = {
-    "name": "lab", "slurm_version": "26.05", "network_mode": "nat",
-    "controller": {"host": "slurm-controller-0", "address": "10.244.0.10", "port": 6817},
-    "nodeport": {"address": "192.0.2.10", "port": 30017},
-    "slurmd_port": 6818, "srun_port_range": "60001-60100", "max_node_count": 64,
-}
-DATABASE = {"image": "docker.io/library/mariadb:11.8", "claim": None, "args": []}
 VENDOR = os.environ.get("SLIME_VENDOR_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), *[".."] * 5, "shared", "vendor")
 
 
