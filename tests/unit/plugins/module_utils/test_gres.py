@@ -141,6 +141,11 @@ def test_parse_record(text, found):
 DECLARED = model({"nodes": [FAKE]})["gpus"]["nodes"]
 DETECTED = model({"nodes": [{"names": ["bm-1"], "autodetect": "nvidia", "type": "h100", "count": 8}]})["gpus"]["nodes"]
 LOOSE = model({"nodes": [{"names": ["bm-1"], "autodetect": "nvidia"}]})["gpus"]["nodes"]
+# What slurmd 26.05.5 registered with AutoDetect=nvidia on a real NVIDIA H200 (driver 580.159.04),
+# benchmarks/gpu-check-chroot.sh, 2026-11-27: the type is the driver's model name, not "h200".
+H200_RECORD = {"Gres": "gpu:nvidia_h200:1(S:0)", "State": "IDLE+DYNAMIC_NORM"}
+H200 = model({"nodes": [{"names": ["bm-1"], "autodetect": "nvidia", "type": "nvidia_h200", "count": 1}]})["gpus"]["nodes"]
+H200_SHORT = model({"nodes": [{"names": ["bm-1"], "autodetect": "nvidia", "type": "h200"}]})["gpus"]["nodes"]
 
 
 @pytest.mark.parametrize("groups, record, reasons", [
@@ -159,6 +164,9 @@ LOOSE = model({"nodes": [{"names": ["bm-1"], "autodetect": "nvidia"}]})["gpus"][
     (DETECTED, {"Gres": "gpu:nvidia_h100:8"}, ["bm-1 has Gres=gpu:nvidia_h100:8 in slurmctld, the model says gpu:h100:8"]),
     (LOOSE, {"Gres": "gpu:nvidia_h100_80gb_hbm3:8"}, []),
     (LOOSE, {"Gres": "(null)"}, ["bm-1 has Gres=(null) in slurmctld, the model says gpu:(detected):(detected)"]),
+    (LOOSE, H200_RECORD, []),
+    (H200, H200_RECORD, []),
+    (H200_SHORT, H200_RECORD, ["bm-1 has Gres=gpu:nvidia_h200:1(S:0) in slurmctld, the model says gpu:h200:(detected)"]),
 ])
 def test_record_drift(groups, record, reasons):
     assert gres.record_drift("bm-1", groups, record) == reasons
