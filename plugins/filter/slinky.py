@@ -21,27 +21,11 @@ def _chart_images(intent, chart):
     return slinky.image_values(chart, model_or_fail(cluster_model.normalize_intent, intent)["image_registry"])
 
 
-def _loginset_errors(intent, loginsets):
-    """Problems of the LoginSets; [] while the intent itself is invalid (cluster_intent_errors says why)."""
-    try:
-        return slinky.loginset_errors(cluster_model.normalize_intent(intent), loginsets)
-    except cluster_model.ModelError:
-        return []
-
-
 def _gres_conf_changes(before, after):
     """Nodes whose lines of the controller's gres.conf change: before and after are chart values (configFiles)."""
     def conf(values):
         return ((values or {}).get("configFiles") or {}).get("gres.conf") or ""
     return gres.conf_changes(conf(before), conf(after))
-
-
-def _model_values_errors(intent, slurm_values, nodesets=None):
-    """Problems of the site's chart values with the model's GPUs and health checks; [] while the intent itself is invalid."""
-    try:
-        return slinky.model_values_errors(cluster_model.normalize_intent(intent), slurm_values, nodesets)
-    except cluster_model.ModelError:
-        return []
 
 
 class FilterModule(object):
@@ -55,11 +39,9 @@ class FilterModule(object):
             "config_map_name": slinky.config_map_name,
             "gres_conf_changes": _gres_conf_changes,
             "openshift_sccs": openshift.scc_objects,
-            "model_values_errors": _model_values_errors,
-            "loginset_errors": _loginset_errors,
             "rollout_pending": slinky.rollout_pending,
             "service_drift": slinky.service_drift,
-            "service_account_errors": slinky.service_account_errors,
+            "slinky_input_errors": slinky.input_errors,
             "slurm_order_errors": slurm_order.errors,
             "slurmdbd_upgrade": slurm_order.slurmdbd_upgrade,
         }

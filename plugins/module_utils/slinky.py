@@ -15,7 +15,7 @@ import copy
 import ipaddress
 import re
 
-from ansible_collections.slime.hybrid.plugins.module_utils import accounting, gres, health, metrics, names
+from ansible_collections.slime.hybrid.plugins.module_utils import accounting, cluster_model, gres, health, metrics, names
 
 _TAG_VERSION_RE = re.compile(r"^(\d{2}\.\d{2})(?:\.(\d+))?")
 
@@ -270,6 +270,45 @@ def _pod_set(options, pod_spec):
     """A NodeSet's or LoginSet's values: the user's options, enabled unless they say otherwise,
     their podSpec completed by pod_spec."""
     return dict(options, enabled=options.get("enabled", True), podSpec=dict(options.get("podSpec") or {}, **pod_spec))
+
+
+FLAGS = ("auto", "true", "false")
+# The variables of the role's inputs, as input_errors() takes them (short name: role variable).
+INPUTS = ("cluster", "namespace", "operator_namespace", "cert_manager_namespace", "nodesets", "loginsets",
+          "service_accounts", "slurm_values", "openshift", "install_cert_manager", "nodeaddr_sync_interval")
+
+
+def input_errors(inputs):
+    """Every problem of the slinky role's inputs at once, read by its `validate` entry point (and so by
+    site.yml's first play) before anything changes. inputs: {short name (INPUTS): the value of
+    slinky_<name>} plus `renamed`: the role's old variables the site still sets.
+
+    The checks that need a valid model (the site's chart values against its GPUs and health check)
+    wait for the model's own errors to be fixed; the LoginSets need only a valid network mode."""
+    intent = inputs.get("cluster")
+    model_errors = cluster_model.intent_errors(intent)
+    errors = list(model_errors)
+    errors += names.dns_label_errors(dict(("slinky_" + key, inputs.get(key))
+                                          for key in ("namespace", "operator_namespace", "cert_manager_namespace")))
+    errors += names.dns_label_errors(list(inputs.get("nodesets") or {}), "slinky_nodesets")
+    errors += names.dns_label_errors(list(inputs.get("loginsets") or {}), "slinky_loginsets")
+    errors += service_account_errors(inputs.get("service_accounts"))
+    model = None if model_errors else cluster_model.normalize_intent(intent)
+    mode = model["network_mode"] if model else dict(cluster_model.DEFAULTS, **(intent if isinstance(intent, dict) else {})).get("network_mode")
+    if mode in cluster_model.NETWORK_MODES:
+        errors += loginset_errors({"network_mode": mode}, inputs.get("loginsets"))
+    if model:
+        errors += model_values_errors(model, inputs.get("slurm_values"), inputs.get("nodesets"))
+    for key in ("openshift", "install_cert_manager"):
+        if str(inputs.get(key)).lower() not in FLAGS:
+            errors.append("slinky_%s=%s is not one of %s" % (key, inputs.get(key), ", ".join(FLAGS)))
+    interval = inputs.get("nodeaddr_sync_interval")
+    if isinstance(interval, bool) or not str(interval).isdigit() or int(interval) < 1:
+        errors.append("slinky_nodeaddr_sync_interval=%s must be a whole number of seconds, 1 or more" % interval)
+    if "openshift_service_accounts" in (inputs.get("renamed") or []):
+        errors.append("slinky_openshift_service_accounts was replaced by slinky_service_accounts ({controller: NAME, worker: "
+                      "NAME, restapi: NAME, login: NAME}); the role now creates them")
+    return errors
 
 
 def loginset_errors(model, loginsets):

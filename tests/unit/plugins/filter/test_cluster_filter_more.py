@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 slime.hybrid contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The doctor, chart_values and dns_label_errors filters (plugins/filter/), each on a realistic input."""
+"""The doctor, chart_values, slinky_input_errors and dns_label_errors filters (plugins/filter/), each on a realistic input."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -13,7 +13,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 
-FILTERS = ["doctor_checks", "doctor_findings", "doctor_report", "doctor_srun_results", "chart_values", "loginset_errors", "dns_label_errors"]
+FILTERS = ["doctor_checks", "doctor_findings", "doctor_report", "doctor_srun_results", "chart_values", "slinky_input_errors", "dns_label_errors"]
 
 MODEL = {
     "controller": {"host": "slurm-controller", "address": "10.126.0.11"},
@@ -112,10 +112,30 @@ def test_chart_values_service_accounts_and_loginsets(filters):
     assert values["loginsets"] == {"login": {"replicas": 1, "enabled": True, "podSpec": {"serviceAccountName": "site-login"}}}
     assert [sa["metadata"]["name"] for sa in values["extraObjects"]] == ["slurm-controller", "site-login", "slurm-restapi", "slurm-worker",
                                                                          "slime-health"]
-    assert filters["loginset_errors"](routed, {"login": {}}) == []
-    (error,) = filters["loginset_errors"](MODEL, {"login": {}})
+
+
+SLINKY_INPUTS = {"namespace": "slurm", "operator_namespace": "slinky", "cert_manager_namespace": "cert-manager", "nodesets": {},
+                 "loginsets": {}, "service_accounts": {"controller": "c", "worker": "w", "restapi": "r", "login": "l"},
+                 "slurm_values": {}, "openshift": "auto", "install_cert_manager": "auto", "nodeaddr_sync_interval": 5}
+
+
+def test_slinky_input_errors_are_every_problem_at_once(filters):
+    routed = dict(MODEL, network_mode="routed", pod_routes=[{"cidr": "10.244.0.0/24", "via": "192.0.2.10"}])
+    assert filters["slinky_input_errors"](dict(SLINKY_INPUTS, cluster=routed, loginsets={"login": {}})) == []
+    (error,) = filters["slinky_input_errors"](dict(SLINKY_INPUTS, cluster=MODEL, loginsets={"login": {}}))
     assert error.startswith("slinky_loginsets=login: srun or salloc in a login pod cannot reach bare-metal workers in network_mode nat")
-    assert filters["loginset_errors"](dict(MODEL, srun_port_range="x"), {"login": {}}) == []
+    # the model's own errors do not hide the others: LoginSets need only the network mode
+    errors = filters["slinky_input_errors"](dict(
+        SLINKY_INPUTS, cluster=dict(MODEL, srun_port_range="6800-6900", nodeport={"port": 29999}), loginsets={"login": {}},
+        namespace="Bad_Namespace", nodesets={"Slinky": {}}, service_accounts={"controller": "c"}, openshift="yes",
+        install_cert_manager=None, nodeaddr_sync_interval=0, renamed=["openshift_service_accounts"]))
+    assert [error.split(" ")[0].split("=")[0].rstrip(";:") for error in errors] == [
+        "nodeport.port", "srun_port_range", "srun_port_range", "slinky_namespace", "slinky_nodesets['Slinky']",
+        "slinky_service_accounts", "slinky_loginsets", "slinky_openshift", "slinky_install_cert_manager",
+        "slinky_nodeaddr_sync_interval", "slinky_openshift_service_accounts"]
+    # a network mode that is none: no LoginSet verdict on it, the mode's own error says why
+    errors = filters["slinky_input_errors"](dict(SLINKY_INPUTS, cluster=dict(MODEL, network_mode="bgp"), loginsets={"login": {}}))
+    assert errors == ["network_mode='bgp' is not supported; allowed: nat, routed, hostnetwork"]
 
 
 def test_chart_values_rejects_an_invalid_model(filters):
