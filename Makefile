@@ -22,7 +22,7 @@ unexport PYTHONDONTWRITEBYTECODE
 SLIME_VENDOR_DIR ?= $(firstword $(wildcard $(CURDIR)/../shared/vendor /work/shared/vendor))
 export SLIME_VENDOR_DIR
 
-.PHONY: deps deps-system ee-image collection demo kube-up kube-down test builds static unit k8s kube kube-modes kube-faults integration sanity lint docs-check ee-check galaxy-check bench bench-kube bench-demo bench-test build
+.PHONY: deps deps-system ee-image collection demo kube-up kube-down test builds static unit k8s kube kube-modes kube-routed kube-openshift kube-faults integration sanity lint docs-check ee-check galaxy-check bench bench-kube bench-demo bench-test build
 
 deps:
 	./scripts/install-deps.sh
@@ -145,12 +145,17 @@ kube: collection
 
 # The other network modes on a real Kubernetes: kube-routed and kube-openshift (hostnetwork, with
 # OpenShift's SCC admission), each from a cluster of its own (a NodeSet takes a new network only
-# through the operator's rolling update; OpenShift admits every pod from the first), in the
-# second lab (SLIME_LAB_SLOT=2, lab/env.sh: its own network, addresses and containers), so that
-# make test runs them beside the kube tier.
-kube-modes: collection
+# through the operator's rolling update; OpenShift admits every pod from the first), in labs of
+# their own (SLIME_LAB_SLOT=2 and 4, lab/env.sh: own network, addresses and containers), so that
+# make test runs them beside the kube tier: routed in a lane of its own, OpenShift after the
+# Metal3 tiers (k8s, integration), which end first.
+kube-modes: kube-routed kube-openshift
+
+kube-routed: collection
 	SLIME_LAB_SLOT=2 molecule test -s kube-routed
-	SLIME_LAB_SLOT=2 molecule test -s kube-openshift
+
+kube-openshift: collection
+	SLIME_LAB_SLOT=4 molecule test -s kube-openshift
 
 # The faults catalogue (docs/faults.md) and the bare-metal lifecycle (cloud-init, scale-in while a
 # job runs, scale-out, autoscaling) in network mode nat, on a cluster of its own in the third lab

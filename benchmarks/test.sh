@@ -15,6 +15,7 @@ kind=warm
 ./lab/kube/down.sh >/dev/null 2>&1 || true
 SLIME_LAB_SLOT=2 ./lab/kube/down.sh >/dev/null 2>&1 || true
 SLIME_LAB_SLOT=3 ./lab/kube/down.sh >/dev/null 2>&1 || true
+SLIME_LAB_SLOT=4 ./lab/kube/down.sh >/dev/null 2>&1 || true
 if [ "${BENCH_COLD:-0}" = 1 ]; then
   kind=cold
   podman rm -af >/dev/null 2>&1 || true

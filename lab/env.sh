@@ -6,14 +6,14 @@
 # The network mode the cluster's pod network is built for: nat (default), routed or hostnetwork.
 LAB_MODE=${SLIME_LAB_MODE:-nat}
 LAB_CACHE=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/lab
-# Three labs can run side by side on one machine (make test runs the network-mode scenarios in the
-# second and the faults and scaling in the third, beside the nat mission in the first):
-# SLIME_LAB_SLOT unset for the lab, 2 or 3 for the others. Each has its own network, addresses
-# (10.127.0.x, 10.127.2.x, 10.127.3.x), container names (lab2-, lab3-; the hosts' own names are
-# the same) and cluster state (kube/env.sh).
+# Four labs can run side by side on one machine (make test runs routed mode in the second, the
+# faults and scaling in the third and OpenShift mode in the fourth, beside the nat mission in the
+# first): SLIME_LAB_SLOT unset for the lab, 2, 3 or 4 for the others. Each has its own network,
+# addresses (10.127.0.x, 10.127.2.x, ...), container names (lab2-, lab3-, lab4-; the hosts' own
+# names are the same) and cluster state (kube/env.sh).
 LAB_SLOT=${SLIME_LAB_SLOT:-}
-case "$LAB_SLOT" in ""|2|3) ;; *)
-  echo "lab: SLIME_LAB_SLOT=$LAB_SLOT is not one of: unset (the lab), 2 or 3 (the second and third labs)" >&2; exit 2 ;;
+case "$LAB_SLOT" in ""|2|3|4) ;; *)
+  echo "lab: SLIME_LAB_SLOT=$LAB_SLOT is not one of: unset (the lab), 2, 3 or 4 (the other labs)" >&2; exit 2 ;;
 esac
 LAB_NET_PREFIX=10.127.${LAB_SLOT:-0}
 LAB_CTR_PREFIX=${LAB_SLOT:+lab$LAB_SLOT-}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Run every test tier (make deps, builds, static, unit, k8s, kube, kube-modes, kube-faults,
-# integration), each to its end even when an earlier one failed, and close with one line per
+# Run every test tier (make deps, builds, static, unit, k8s, kube, kube-routed, kube-faults,
+# integration, kube-openshift), each to its end even when an earlier one failed, and close with one line per
 # tier: passed, failed (with the first error line it printed) or skipped because SKIP_TIERS named
 # it. A tier that cannot run (e.g. no Go toolchain, an unreachable module proxy) fails; it is
 # never skipped unasked.
@@ -11,9 +11,10 @@
 # under ~/.cache; CPU-bound on a first run; its cluster part needs only the system packages of
 # make deps-system), with the venv (the deps tier: make deps, mostly downloads) and then unit
 # beside it; then the labs side by side: the Metal3 tier's control plane, Ironic and Redfish
-# emulator on this machine's loopback (k8s, then integration, which uses the same services), the
-# real-Kubernetes lab in its node containers on 10.127.0.0/24 (kube), the second on
-# 10.127.2.0/24 (kube-modes, SLIME_LAB_SLOT=2) and the third on 10.127.3.0/24 (kube-faults,
+# emulator on this machine's loopback (k8s, then integration, which uses the same services, then
+# kube-openshift in the fourth lab, 10.127.4.0/24, SLIME_LAB_SLOT=4: the Metal3 tiers end first),
+# the real-Kubernetes lab in its node containers on 10.127.0.0/24 (kube), the second on
+# 10.127.2.0/24 (kube-routed, SLIME_LAB_SLOT=2) and the third on 10.127.3.0/24 (kube-faults,
 # SLIME_LAB_SLOT=3). The lab lanes wait mostly on their clusters and jobs, not on the CPUs: four
 # side by side end sooner than three that each wait longer. What only one lane needs (Metal3's
 # baremetal-operator) is built in that lane, where the labs leave the CPUs time, and static,
@@ -26,8 +27,8 @@
 # Exit status: 0 when no tier failed.
 set -uo pipefail
 
-TIERS=(deps builds static unit k8s kube kube-modes kube-faults integration)
-LAB_TIERS=" k8s kube kube-modes kube-faults "   # need the builds
+TIERS=(deps builds static unit k8s kube kube-routed kube-faults integration kube-openshift)
+LAB_TIERS=" k8s kube kube-routed kube-faults kube-openshift "   # need the builds
 skip=" ${SKIP_TIERS:-} "
 logs=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/test-logs
 mkdir -p "$logs"
@@ -98,13 +99,13 @@ if [ "${SERIAL_TIERS:-0}" = 1 ]; then
 else
   ( run_tier deps beside; run_tier unit beside ) & pids=($!)
   run_tier builds
-  ( run_tier k8s beside; run_tier integration beside; static_if_first ) & pids+=($!)
-  ( run_tier kube-modes beside; static_if_first ) & pids+=($!)
+  ( run_tier k8s beside; run_tier integration beside; run_tier kube-openshift beside; static_if_first ) & pids+=($!)
+  ( run_tier kube-routed beside; static_if_first ) & pids+=($!)
   ( run_tier kube-faults beside; static_if_first ) & pids+=($!)
   run_tier kube
   static_if_first
   wait "${pids[@]}"
-  beside=(deps unit k8s integration static kube-modes kube-faults)
+  beside=(deps unit k8s integration kube-openshift static kube-routed kube-faults)
 fi
 for tier in "${beside[@]}"; do
   [ -s "$logs/$tier.log" ] || continue

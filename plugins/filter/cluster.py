@@ -34,10 +34,6 @@ def _cluster_intent(intent):
     return model_or_fail(cluster_model.normalize_intent, intent)
 
 
-def _worker_errors(settings, label="worker"):
-    return cluster_model.worker_settings(settings, label)[1]
-
-
 class FilterModule(object):
     """slime.hybrid cluster model filters."""
 
@@ -47,8 +43,6 @@ class FilterModule(object):
             "cluster_errors": cluster_model.validate,
             "cluster_intent": _cluster_intent,
             "cluster_intent_errors": cluster_model.intent_errors,
-            "feature_errors": names.feature_errors,
-            "worker_errors": _worker_errors,
             "dns_label_errors": names.dns_label_errors,
             "srun_ports_needed": cluster_model.srun_ports_needed,
         }

@@ -62,6 +62,7 @@ class FilterModule(object):
         return {
             "metal3_hosts": _hosts,
             "metal3_host_errors": _errors,
+            "metal3_hosts_input_errors": metal3.input_errors,
             "metal3_preflight_hosts": _preflight_hosts,
             "metal3_secrets": _secrets,
             "metal3_bare_metal_host": metal3.bare_metal_host,

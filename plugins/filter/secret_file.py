@@ -19,20 +19,10 @@ def _key_error(content_b64):
     return ""
 
 
-def _slurm_key_errors(key_b64, key_src, prefix):
-    """What is wrong with a role's slurm.key inputs (PREFIX_slurm_key_b64, PREFIX_slurm_key_src), never the key."""
-    if not key_b64 and not key_src:
-        return ["no slurm.key given: set slime_slurm_key_src or slime_slurm_key_b64 (or %s_slurm_key_src / %s_slurm_key_b64)"
-                % (prefix, prefix)]
-    problem = _key_error(key_b64) if key_b64 else ""
-    return ["%s_slurm_key_b64: %s" % (prefix, problem)] if problem else []
-
-
 class FilterModule(object):
     """slime.hybrid key filters."""
 
     def filters(self):
         return {
             "key_error": _key_error,
-            "slurm_key_errors": _slurm_key_errors,
         }

@@ -79,6 +79,7 @@ class FilterModule(object):
     def filters(self):
         return {
             "gpu_drift": _gpu_drift,
+            "slurm_node_input_errors": worker.input_errors,
             "worker_plan": _worker_plan,
             "worker_user_data": _worker_user_data,
         }

@@ -16,8 +16,9 @@ import base64
 import re
 from urllib.parse import urlsplit
 
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, secret_file
 from ansible_collections.slime.hybrid.plugins.module_utils.cluster_model import worker_settings
-from ansible_collections.slime.hybrid.plugins.module_utils.names import DNS_LABEL_RE, feature_errors, normalize_mac
+from ansible_collections.slime.hybrid.plugins.module_utils.names import DNS_LABEL_RE, dns_label_errors, feature_errors, normalize_mac
 
 # Every BMC address scheme Metal3's baremetal-operator v0.13.2 registers (pkg/hardwareutils/bmc:
 # ipmi.go, redfish.go, redfish_virtualmedia.go, redfish_https.go, idrac_virtualmedia.go;
@@ -358,3 +359,25 @@ def host_report(objects, names):
             line += ", error %s: %s" % (status.get("errorType") or "-", status.get("errorMessage") or "(no message)")
         lines.append(line)
     return lines
+
+
+def input_errors(inputs):
+    """Every problem of the metal3_hosts role's inputs at once (its `validate` entry point, which site.yml
+    and scale_out.yml run first). inputs: {hosts (metal3_hosts_list), names (metal3_hosts_names),
+    cluster, namespace, slurm_key_b64, slurm_key_src, intent_only}.
+
+    intent_only: releasing hosts (the cluster's name labels the objects), or a check before the
+    cluster's facts are read: the model as the site states it, and no slurm.key (it comes from the
+    cluster later); provisioning renders user-data from the whole model and the key."""
+    hosts, intent_only = inputs.get("hosts"), inputs.get("intent_only")
+    errors = normalize_hosts(hosts)[1]
+    cluster = inputs.get("cluster")
+    errors += cluster_model.intent_errors(cluster) if intent_only else cluster_model.validate(cluster)
+    errors += dns_label_errors({"metal3_hosts_namespace": inputs.get("namespace")})
+    if not intent_only:
+        errors += secret_file.key_input_errors(inputs.get("slurm_key_b64"), inputs.get("slurm_key_src"), "metal3_hosts")
+    known = [host.get("name", "") for host in (hosts if isinstance(hosts, list) else []) if isinstance(host, dict)]
+    unknown = [name for name in inputs.get("names") or [] if name not in known]
+    if unknown:
+        errors.append("metal3_hosts_names: %s not in metal3_hosts_list" % ", ".join(unknown))
+    return errors

@@ -29,6 +29,18 @@ def decode_key(content_b64, min_bytes=MIN_KEY_BYTES):
     return data
 
 
+def key_input_errors(key_b64, key_src, prefix):
+    """What is wrong with a role's slurm.key inputs (PREFIX_slurm_key_b64, PREFIX_slurm_key_src), never the key."""
+    if not key_b64 and not key_src:
+        return ["no slurm.key given: set slime_slurm_key_src or slime_slurm_key_b64 (or %s_slurm_key_src / %s_slurm_key_b64)"
+                % (prefix, prefix)]
+    try:
+        decode_key(key_b64) if key_b64 else None
+    except ValueError as exc:
+        return ["%s_slurm_key_b64: %s" % (prefix, exc)]
+    return []
+
+
 def digest(data):
     return hashlib.sha256(data).hexdigest()
 

@@ -19,7 +19,7 @@ __metaclass__ = type
 import re
 import shlex
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, gres, health, metrics, slurmd
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, gres, health, metrics, names, secret_file, slurmd
 # the files and units a plan names on the host (the host side, worker_drift.py, reads them there)
 from ansible_collections.slime.hybrid.plugins.module_utils.worker_drift import DROPIN, ROUTES_UNIT
 
@@ -120,6 +120,33 @@ def hosts_plan(model):
     shell = "sed -E -i '/%s/d' /etc/hosts" % "|".join(ours_ere)
     shell += "".join(" && echo %s >>/etc/hosts" % shlex.quote(entry["line"]) for entry in entries)
     return {"entries": entries, "stale": stale, "shell": shell + " && chown root:root /etc/hosts && chmod 0644 /etc/hosts"}
+
+
+# The worker settings' variables before they moved into the model (slime_cluster.worker): slurm_node_NAME
+# became worker.NAME, slurm_node_firewall_rules_file worker.rules_file.
+RENAMED_VARIABLES = ("user", "uid", "gid", "key_path", "packages", "package_version", "apt_repository", "apt_key_url",
+                     "firewall_packages", "manage_firewall", "persist_firewall", "firewall_rules_file")
+
+
+def input_errors(inputs):
+    """Every problem of the slurm_node role's inputs for one host, at once (its `validate` entry point,
+    which site.yml runs first). inputs: {host, cluster, before_discovery, slurm_key_b64, slurm_key_src,
+    features, worker, renamed (the old variables the host still has, without slurm_node_)}.
+
+    The cluster model and slurm.key first: before the cluster's facts are read (before_discovery) the
+    model is the site's intent, and slurm.key, unless given, comes from the cluster later. Then the
+    host's own, each after the host's name: its features, its worker overrides, its old variables."""
+    cluster, before = inputs.get("cluster"), inputs.get("before_discovery")
+    errors = cluster_model.intent_errors(cluster) if before else cluster_model.validate(cluster)
+    key_b64, key_src = inputs.get("slurm_key_b64"), inputs.get("slurm_key_src")
+    if key_b64 or key_src or not before:
+        errors = errors + secret_file.key_input_errors(key_b64, key_src, "slurm_node")
+    own = names.feature_errors(inputs.get("features"), "slurm_node_features")
+    own += cluster_model.worker_settings(inputs.get("worker"), "slurm_node_worker")[1]
+    own += ["slurm_node_%s was replaced by slime_cluster.worker.%s (or slurm_node_worker for one host)"
+            % (name, "rules_file" if name == "firewall_rules_file" else name)
+            for name in sorted(inputs.get("renamed") or []) if name in RENAMED_VARIABLES]
+    return errors + ["%s: %s" % (inputs.get("host"), error) for error in own]
 
 
 def iptables_restore(model):

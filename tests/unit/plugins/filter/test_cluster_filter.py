@@ -15,9 +15,9 @@ from ansible.errors import AnsibleFilterError
 
 # Every filter the roles call as slime.hybrid.<name>.
 ROLE_FILTERS = [
-    "cluster_model", "cluster_errors", "cluster_intent", "cluster_intent_errors", "feature_errors", "slurm_compat_error", "srun_ports_needed",
+    "cluster_model", "cluster_errors", "cluster_intent", "cluster_intent_errors", "slurm_compat_error", "srun_ports_needed",
     "slurmd_conf", "key_error", "apt_policy_version", "scontrol_nodes", "iptables_stale",
-    "slurm_node_available", "worker_errors", "slurm_key_errors", "worker_plan", "worker_user_data",
+    "slurm_node_available", "slurm_node_input_errors", "metal3_hosts_input_errors", "worker_plan", "worker_user_data",
 ]
 
 # Filters playbooks/ call as slime.hybrid.<name>.
@@ -89,9 +89,33 @@ def test_cluster_errors(filters):
     assert len(errors) == 1 and "network_mode='mesh'" in errors[0]
 
 
-def test_feature_errors(filters):
-    assert filters["feature_errors"](["baremetal"], "slurm_node_features") == []
-    assert filters["feature_errors"](["gpu,big"], "slurm_node_features")[0].startswith("slurm_node_features: 'gpu,big'")
+def test_slurm_node_input_errors_are_every_problem_of_a_host_at_once(filters):
+    key = base64.b64encode(b"k" * 32).decode()
+    inputs = {"host": "bm-1", "cluster": MODEL, "before_discovery": False, "slurm_key_b64": key, "slurm_key_src": "",
+              "features": ["baremetal"], "worker": {}, "renamed": ["features", "preflight_timeout"]}
+    assert filters["slurm_node_input_errors"](inputs) == []
+    errors = filters["slurm_node_input_errors"](dict(
+        inputs, cluster=dict(MODEL, network_mode="mesh"), slurm_key_b64="c2hvcnQ=", features=["gpu,big"],
+        worker={"version": "26.05", "uid": "slurm"}, renamed=["package_version", "firewall_rules_file"]))
+    assert [error.split(":")[0].split("=")[0] for error in errors] == [
+        "network_mode", "slurm_node_slurm_key_b64", "bm-1", "bm-1", "bm-1", "bm-1", "bm-1"]
+    assert errors[2].startswith("bm-1: slurm_node_features: 'gpu,big' is not a valid Slurm feature name")
+    assert errors[-2:] == [
+        "bm-1: slurm_node_firewall_rules_file was replaced by slime_cluster.worker.rules_file (or slurm_node_worker for one host)",
+        "bm-1: slurm_node_package_version was replaced by slime_cluster.worker.package_version (or slurm_node_worker for one host)"]
+    assert key not in str(errors) and "c2hvcnQ=" not in str(errors)
+
+
+def test_slurm_node_input_errors_before_the_cluster_is_read(filters):
+    """Before cluster_facts.yml (a Kubernetes API in the inventory): the intent alone; slurm.key comes
+    from the cluster unless given."""
+    intent = {"name": "kube", "nodeport": {"port": 30017}, "srun_port_range": "60001-60100"}
+    inputs = {"host": "bm-1", "cluster": intent, "before_discovery": True, "slurm_key_b64": "", "slurm_key_src": "",
+              "features": [], "worker": {}, "renamed": []}
+    assert filters["slurm_node_input_errors"](inputs) == []
+    assert filters["slurm_node_input_errors"](dict(inputs, before_discovery=False))  # the controller is unknown, no key
+    assert filters["slurm_node_input_errors"](dict(inputs, slurm_key_b64="c2hvcnQ=")) == [
+        "slurm_node_slurm_key_b64: the key is 5 bytes; at least 32 are required"]
 
 
 def test_slurm_compat_error(filters):

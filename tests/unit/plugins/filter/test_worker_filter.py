@@ -96,13 +96,26 @@ def test_user_data_refuses_a_bad_key_or_node_without_the_key(filters):
     assert KEY not in str(exc.value)
 
 
-def test_slurm_key_errors(filters):
-    assert filters["slurm_key_errors"](KEY, "", "metal3_hosts") == []
-    assert filters["slurm_key_errors"]("", "/etc/slurm.key", "metal3_hosts") == []
-    assert filters["slurm_key_errors"]("", "", "slurm_node") == [
-        "no slurm.key given: set slime_slurm_key_src or slime_slurm_key_b64 (or slurm_node_slurm_key_src / slurm_node_slurm_key_b64)"]
-    assert filters["slurm_key_errors"]("c2hvcnQ=", "", "slurm_node") == [
-        "slurm_node_slurm_key_b64: the key is 5 bytes; at least 32 are required"]
+def test_metal3_hosts_input_errors(filters):
+    """The metal3_hosts role's checks in one call: the hosts, the model (the intent before the cluster is
+    read, or to release), the namespace, slurm.key (not before the cluster is read), the names asked for."""
+    inputs = {"hosts": [], "names": [], "cluster": MODEL, "namespace": "metal3", "slurm_key_b64": KEY, "slurm_key_src": "",
+              "intent_only": False}
+    assert filters["metal3_hosts_input_errors"](inputs) == []
+    bad = dict(inputs, hosts=[{"name": "node-1"}], names=["node-1", "node-9"], cluster=dict(MODEL, network_mode="mesh"),
+               namespace="Metal3_NS", slurm_key_b64="c2hvcnQ=")
+    errors = filters["metal3_hosts_input_errors"](bad)
+    assert errors[-4:] == [
+        "network_mode='mesh' is not supported; allowed: nat, routed, hostnetwork",
+        "metal3_hosts_namespace='Metal3_NS' is not a valid Kubernetes name (lowercase letters, digits and '-', starting and "
+        "ending with a letter or digit, at most 63)",
+        "metal3_hosts_slurm_key_b64: the key is 5 bytes; at least 32 are required",
+        "metal3_hosts_names: node-9 not in metal3_hosts_list"]
+    assert errors[0].startswith("host node-1") and "c2hvcnQ" not in str(errors)
+    # before the cluster is read: no key needed yet
+    assert filters["metal3_hosts_input_errors"](dict(inputs, slurm_key_b64="", intent_only=True)) == []
+    assert filters["metal3_hosts_input_errors"](dict(inputs, slurm_key_b64="")) == [
+        "no slurm.key given: set slime_slurm_key_src or slime_slurm_key_b64 (or metal3_hosts_slurm_key_src / metal3_hosts_slurm_key_b64)"]
 
 
 def test_user_data_from_the_values_ansible_hands_over(filters):

@@ -165,3 +165,12 @@ def test_write_atomic_relative_path(tmp_path, monkeypatch):
     monkeypatch.chdir(str(tmp_path))
     secret_file.write_atomic("slurm.key", KEY)
     assert (tmp_path / "slurm.key").read_bytes() == KEY
+
+
+def test_key_input_errors_name_the_variable_never_the_key():
+    assert secret_file.key_input_errors(KEY_B64, "", "metal3_hosts") == []
+    assert secret_file.key_input_errors("", "/etc/slurm.key", "metal3_hosts") == []
+    assert secret_file.key_input_errors("", "", "slurm_node") == [
+        "no slurm.key given: set slime_slurm_key_src or slime_slurm_key_b64 (or slurm_node_slurm_key_src / slurm_node_slurm_key_b64)"]
+    assert secret_file.key_input_errors("c2hvcnQ=", "", "slurm_node") == [
+        "slurm_node_slurm_key_b64: the key is 5 bytes; at least 32 are required"]
