@@ -145,8 +145,9 @@ def addresses(ip_addr):
                       for kind, field in zip(line.split(), line.split()[1:]) if kind == "inet"))
 
 
-def observe(targets, run):
-    """Everything worker_drift.drift() compares, read once. targets: worker_drift.observe_targets(plan)."""
+def observe(targets, run, scontrol="scontrol"):
+    """Everything worker_drift.drift() compares, read once. targets: worker_drift.observe_targets(plan);
+    scontrol: the command that reads slurmctld's record of the node."""
     name = targets["node"]
     return {
         "files": dict((path, file_state(path)) for path in targets["files"]),
@@ -160,7 +161,7 @@ def observe(targets, run):
         "iptables": dict((table, command_output(run, ["iptables", "-w", "-t", table, "-S"]))
                          for table in targets["iptables_tables"]),
         # slurmctld's record of the node, parsed; None when scontrol fails or does not list it
-        "node": (parse_nodes(command_output(run, ["scontrol", "show", "node", "--oneliner", name]) or "").get(name)
+        "node": (parse_nodes(command_output(run, [scontrol, "show", "node", "--oneliner", name]) or "").get(name)
                  if name else None),
     }
 

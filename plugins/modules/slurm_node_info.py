@@ -57,6 +57,7 @@ options:
         default: 5
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - slime.hybrid.slurm_cli
 attributes:
   check_mode:
     support: full
@@ -109,7 +110,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.slime.hybrid.plugins.module_utils import host_state, probe, worker_drift
+from ansible_collections.slime.hybrid.plugins.module_utils import host_state, probe, scontrol, worker_drift
 from ansible_collections.slime.hybrid.plugins.module_utils.secret_file import decode_key, digest
 
 REPORTED = ("State", "NodeAddr", "AvailableFeatures", "Version")
@@ -118,6 +119,7 @@ REPORTED = ("State", "NodeAddr", "AvailableFeatures", "Version")
 def main():
     module = AnsibleModule(
         argument_spec=dict(
+            scontrol.ARGUMENT_SPEC,
             plan=dict(type="dict", required=True),
             name=dict(type="str", required=True),
             features=dict(type="list", elements="str", default=[]),
@@ -141,7 +143,7 @@ def main():
         result["conf_server"] = probe.wait_open(server["host"], server["port"], server["timeout"], time.sleep)
     try:
         observed = host_state.observe(worker_drift.observe_targets(params["plan"], params["name"]),
-                                      lambda argv: module.run_command(argv, handle_exceptions=False))
+                                      lambda argv: module.run_command(argv, handle_exceptions=False), params["scontrol"])
         result["drift"] = worker_drift.drift(params["plan"], observed, params["name"], params["features"], key_sha256)
         result["conflicts"] = worker_drift.conflicts(params["plan"], observed)
         record = observed["node"]
