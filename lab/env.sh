@@ -15,6 +15,10 @@ LAB_SLOT=${SLIME_LAB_SLOT:-}
 case "$LAB_SLOT" in ""|2|3|4) ;; *)
   echo "lab: SLIME_LAB_SLOT=$LAB_SLOT is not one of: unset (the lab), 2, 3 or 4 (the other labs)" >&2; exit 2 ;;
 esac
+# How long the lab waits for each of its parts (a container to boot, the API server, a node's
+# podCIDR, the nodes Ready, CoreDNS), in seconds: seconds on an idle machine, minutes on a 2-core
+# one running four labs (make test). Only a part that never comes fails, and it fails after this.
+LAB_WAIT=${SLIME_LAB_WAIT:-600}
 LAB_NET_PREFIX=10.127.${LAB_SLOT:-0}
 LAB_CTR_PREFIX=${LAB_SLOT:+lab$LAB_SLOT-}
 # The label of the lab's bare-metal host containers (lib.sh lab_run; down.sh removes by it).

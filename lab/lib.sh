@@ -18,7 +18,7 @@ lab_run() {
 # Wait until systemd in the container has booted: lab_wait_booted name
 lab_wait_booted() {
   local name=$1 state
-  for _ in $(seq 1 120); do
+  for _ in $(seq 1 $((LAB_WAIT * 2))); do
     state=$(podman exec "$(lab_ctr "$name")" systemctl is-system-running 2>/dev/null || true)
     case "$state" in running|degraded) return 0 ;; esac
     sleep 0.5

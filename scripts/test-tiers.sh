@@ -11,8 +11,8 @@
 # under ~/.cache; CPU-bound on a first run; its cluster part needs only the system packages of
 # make deps-system), with the venv (the deps tier: make deps, mostly downloads) and then unit
 # beside it; then the labs side by side: the Metal3 tier's control plane, Ironic and Redfish
-# emulator on this machine's loopback (k8s, then integration, which uses the same services, then
-# kube-openshift in the fourth lab, 10.127.4.0/24, SLIME_LAB_SLOT=4: the Metal3 tiers end first),
+# emulator on this machine's loopback (k8s, then integration, which uses the same services, then,
+# once another lab lane has ended, kube-openshift in the fourth lab, 10.127.4.0/24, SLIME_LAB_SLOT=4),
 # the real-Kubernetes lab in its node containers on 10.127.0.0/24 (kube), the second on
 # 10.127.2.0/24 (kube-routed, SLIME_LAB_SLOT=2) and the third on 10.127.3.0/24 (kube-faults,
 # SLIME_LAB_SLOT=3). The lab lanes wait mostly on their clusters and jobs, not on the CPUs: four
@@ -91,6 +91,12 @@ run_tier() {
 # static only computes: it runs at the end of whichever lab lane ends first (mkdir is atomic).
 static_if_first() { mkdir "$logs/static.claimed" 2>/dev/null && run_tier static beside; }
 
+# A fourth lab only once one of the other lab lanes has ended: four booting and running at once
+# starve a 2-core machine (a node's kubelet took over two minutes to register).
+after_a_lab_lane() {
+  until [ -e "$logs/kube-routed.result" ] || [ -e "$logs/kube-faults.result" ]; do sleep 10; done
+}
+
 for tier in "${TIERS[@]}"; do rm -f "$logs/$tier.result" "$logs/$tier.log"; done
 rm -rf "$logs/static.claimed"
 beside=()
@@ -99,7 +105,7 @@ if [ "${SERIAL_TIERS:-0}" = 1 ]; then
 else
   ( run_tier deps beside; run_tier unit beside ) & pids=($!)
   run_tier builds
-  ( run_tier k8s beside; run_tier integration beside; run_tier kube-openshift beside; static_if_first ) & pids+=($!)
+  ( run_tier k8s beside; run_tier integration beside; after_a_lab_lane; run_tier kube-openshift beside; static_if_first ) & pids+=($!)
   ( run_tier kube-routed beside; static_if_first ) & pids+=($!)
   ( run_tier kube-faults beside; static_if_first ) & pids+=($!)
   run_tier kube

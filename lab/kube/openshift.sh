@@ -100,7 +100,7 @@ healthy() { podman exec "$cp_ctr" curl -sf --cacert /etc/kube/pki/ca.crt "https:
 if ! healthy; then
   # The loop runs the binary again 2 s after it exits (as the node's other processes are kept).
   podman exec -d "$cp_ctr" sh -c 'while :; do /etc/kube/scc-admission/run >>/var/log/kube/scc-admission.log 2>&1; echo "scc-admission exited ($?), restarting in 2 s" >>/var/log/kube/scc-admission.log; sleep 2; done' >/dev/null
-  for _ in $(seq 120); do healthy && break; sleep 0.5; done
+  for _ in $(seq $((LAB_WAIT * 2))); do healthy && break; sleep 0.5; done
   healthy || die "the webhook did not come up: $(podman exec "$cp_ctr" tail -5 /var/log/kube/scc-admission.log 2>&1)"
 fi
 log "webhook up on $cp_node, https://127.0.0.1:$port (log: podman exec $cp_ctr cat /var/log/kube/scc-admission.log)"

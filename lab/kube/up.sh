@@ -241,7 +241,7 @@ done
 # archives images.sh saves (image_archives), pinned; the nodes import in parallel.
 import_images() {  # import_images NODE_CONTAINER
   local have ref refs archive missing
-  for _ in $(seq 120); do podman exec "$1" ctr version >/dev/null 2>&1 && break; sleep 0.5; done
+  for _ in $(seq $((LAB_WAIT * 2))); do podman exec "$1" ctr version >/dev/null 2>&1 && break; sleep 0.5; done
   have=$(podman exec "$1" ctr -n k8s.io images ls -q 2>/dev/null || true)
   for archive in $image_archives; do
     refs=${archive_refs[$archive]}
@@ -260,11 +260,11 @@ for p in "${pids[@]}"; do wait "$p" || die "importing the images into a node fai
 log "images imported ($((SECONDS - t0)) s)"
 
 # --- pod network: podCIDRs from the controller-manager -> CNI config, routes, egress NAT ---
-for _ in $(seq 240); do kc get --raw /readyz >/dev/null 2>&1 && break; sleep 0.5; done
+for _ in $(seq $((LAB_WAIT * 2))); do kc get --raw /readyz >/dev/null 2>&1 && break; sleep 0.5; done
 kc get --raw /readyz >/dev/null || die "kube-apiserver not ready; see podman exec $cp_ctr cat /var/log/kube/kube-apiserver.log"
 podcidr() { kc get node "$1" -o jsonpath='{.spec.podCIDR}' 2>/dev/null; }
 for n in $KUBE_NODES; do
-  for _ in $(seq 240); do [ -n "$(podcidr "${n%%=*}")" ] && break; sleep 0.5; done
+  for _ in $(seq $((LAB_WAIT * 2))); do [ -n "$(podcidr "${n%%=*}")" ] && break; sleep 0.5; done
   [ -n "$(podcidr "${n%%=*}")" ] || die "node ${n%%=*} did not register with a podCIDR"
 done
 for n in $KUBE_NODES; do
@@ -298,12 +298,12 @@ EOF
   podman exec "$(lab_ctr "$name")" /etc/kube/network.sh
 done
 
-for _ in $(seq 240); do
+for _ in $(seq $((LAB_WAIT * 2))); do
   [ "$(kc get nodes --no-headers 2>/dev/null | grep -c ' Ready ')" = "$(wc -w <<<"$KUBE_NODES")" ] && break
   sleep 0.5
 done
 [ "$(kc get nodes --no-headers 2>/dev/null | grep -c ' Ready ')" = "$(wc -w <<<"$KUBE_NODES")" ] \
-  || die "nodes not Ready after 120 s: $(kc get nodes --no-headers 2>&1 | tr '\n' ';')"
+  || die "nodes not Ready after $LAB_WAIT s: $(kc get nodes --no-headers 2>&1 | tr '\n' ';')"
 log "nodes Ready ($((SECONDS - t0)) s)"
 
 # --- cluster DNS ----------------------------------------------------------------------------
@@ -311,7 +311,7 @@ coredns_ref=$("$here/images.sh" list | sed -n 's/^coredns=//p')
 for f in "$here"/manifests/coredns/*.yaml; do
   sed -e "s|@COREDNS_IMAGE@|$coredns_ref|" -e "s|@DNS_IP@|$KUBE_DNS_IP|" "$f"
 done | kc apply -f - >/dev/null
-kc -n kube-system rollout status deployment/coredns --timeout=180s >/dev/null \
+kc -n kube-system rollout status deployment/coredns --timeout="${LAB_WAIT}s" >/dev/null \
   || die "CoreDNS did not become ready: $(kc -n kube-system get pods -l k8s-app=kube-dns --no-headers 2>&1)"
 log "cluster DNS ready ($((SECONDS - t0)) s)"
 
