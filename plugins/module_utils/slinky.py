@@ -273,15 +273,14 @@ def _pod_set(options, pod_spec):
 
 
 FLAGS = ("auto", "true", "false")
-# The variables of the role's inputs, as input_errors() takes them (short name: role variable).
-INPUTS = ("cluster", "namespace", "operator_namespace", "cert_manager_namespace", "nodesets", "loginsets",
-          "service_accounts", "slurm_values", "openshift", "install_cert_manager", "nodeaddr_sync_interval")
 
 
 def input_errors(inputs):
     """Every problem of the slinky role's inputs at once, read by its `validate` entry point (and so by
-    site.yml's first play) before anything changes. inputs: {short name (INPUTS): the value of
-    slinky_<name>} plus `renamed`: the role's old variables the site still sets.
+    site.yml's first play) before anything changes. inputs: the value of each slinky_NAME under NAME
+    (cluster, namespace, operator_namespace, cert_manager_namespace, nodesets, loginsets, service_accounts,
+    slurm_values, openshift, install_cert_manager, nodeaddr_sync_interval) and `renamed`: the role's old
+    variables the site still sets.
 
     The checks that need a valid model (the site's chart values against its GPUs and health check)
     wait for the model's own errors to be fixed; the LoginSets need only a valid network mode."""
