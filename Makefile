@@ -148,7 +148,7 @@ kube: collection
 # through the operator's rolling update; OpenShift admits every pod from the first), in labs of
 # their own (SLIME_LAB_SLOT=2 and 4, lab/env.sh: own network, addresses and containers), so that
 # make test runs them beside the kube tier: routed in a lane of its own, OpenShift after the
-# Metal3 tiers (k8s, integration), which end first.
+# Metal3 tiers (k8s, integration) once another lab's lane has ended (scripts/test-tiers.sh).
 kube-modes: kube-routed kube-openshift
 
 kube-routed: collection

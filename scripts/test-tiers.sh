@@ -92,7 +92,7 @@ run_tier() {
 static_if_first() { mkdir "$logs/static.claimed" 2>/dev/null && run_tier static beside; }
 
 # A fourth lab only once one of the other lab lanes has ended: four booting and running at once
-# starve a 2-core machine (a node's kubelet took over two minutes to register).
+# starve a 2-core machine (a node got no podCIDR within the two minutes lab/kube/up.sh then waited).
 after_a_lab_lane() {
   until [ -e "$logs/kube-routed.result" ] || [ -e "$logs/kube-faults.result" ]; do sleep 10; done
 }
