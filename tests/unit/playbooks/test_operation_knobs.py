@@ -61,6 +61,10 @@ def run(tmp_path_factory):
     return play
 
 
+# What doctor.yml needs to get to its probe with no cluster API in the inventory: the model as the site states it.
+CLUSTER = {"network_mode": "nat", "nodeport": {"port": 30817, "address": "10.0.0.5"}, "srun_port_range": "60001-60100",
+           "controller": {"address": "10.0.0.5"}}
+
 REFUSED = [
     ("scale_in.yml", {}, ["missing required arguments: slime_scale_in"]),
     ("scale_in.yml", {"slime_scale_in": "bm-1"}, ["slime_scale_in=bm-1 must be a non-empty list of Slurm node names"]),
@@ -78,6 +82,9 @@ REFUSED = [
      ["value of slime_nodeaddr_source must be one of: kubernetes, inventory, got: dns"]),
     ("fix_nodeaddr.yml", {"slime_nodeaddr_settle": "a while"}, ["argument 'slime_nodeaddr_settle' is of type"]),
     ("fix_nodeaddr.yml", {"slime_nodeaddr_scontrol_host": "bm-1"}, ["was renamed slime_scontrol_host"]),
+    ("doctor.yml", {"slime_cluster": CLUSTER, "slime_doctor_probe": "most"},
+     ["value of slime_doctor_probe must be one of: all, spread, got: most"]),
+    ("doctor.yml", {"slime_cluster": CLUSTER, "slime_doctor_timeout": "3s"}, ["argument 'slime_doctor_timeout' is of type"]),
     ("upgrade.yml", {"slime_upgrade_batch": 0}, ["slime_upgrade_batch=0 must be a number of hosts"]),
     ("upgrade.yml", {"slime_upgrade_batch": "150%"}, ["slime_upgrade_batch=150% must be a number of hosts"]),
 ]
@@ -98,6 +105,7 @@ ACCEPTED = [
     ("fix_nodeaddr.yml", {"slime_pod_workers": {"slinky-0": "10.0.0.1"}, "slime_cluster": {
         "network_mode": "nat", "nodeport": {"port": 30817}, "srun_port_range": "60001-60100"}}, "Set NodeAddr"),
     ("upgrade.yml", {"slime_upgrade_batch": "25%"}, "PLAY [Check the inputs of the role"),
+    ("doctor.yml", {"slime_cluster": CLUSTER, "slime_doctor_probe": "spread"}, "Know each host by its Slurm node name"),
 ]
 
 
