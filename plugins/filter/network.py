@@ -1,14 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 slime.hybrid contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters over plugins/module_utils/netfilter.py and node_addr.py: the iptables rules a model
-no longer produces, and the addresses pod workers are reached at."""
+"""Filters over plugins/module_utils/node_addr.py: the addresses pod workers are reached at."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.slime.hybrid.plugins.module_utils import netfilter, node_addr
+from ansible_collections.slime.hybrid.plugins.module_utils import node_addr
 
 
 class FilterModule(object):
@@ -16,6 +15,5 @@ class FilterModule(object):
 
     def filters(self):
         return {
-            "iptables_stale": netfilter.stale_rules,
             "pod_host_addresses": node_addr.pod_host_addresses,
         }

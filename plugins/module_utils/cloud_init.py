@@ -10,7 +10,7 @@ __metaclass__ = type
 
 import shlex
 
-from ansible_collections.slime.hybrid.plugins.module_utils.worker import INSTALL_COMMAND, REFRESH_COMMAND, RULES_PATH
+from ansible_collections.slime.hybrid.plugins.module_utils.worker import INSTALL_COMMAND, REFRESH_COMMAND, jump_command
 from ansible_collections.slime.hybrid.plugins.module_utils.worker_drift import FIREWALLD, FIREWALLD_CONFLICT, ROUTES_SERVICE
 
 
@@ -49,8 +49,10 @@ def cloud_config(plan, key_b64):
                        % (path.rsplit("/", 1)[0], path, shlex.quote(plan["source_key"]["url"]))])
     runcmd.append(list(REFRESH_COMMAND[plan["package_manager"]]))
     if firewall:
-        files.append({"path": RULES_PATH, "permissions": "0600", "content": firewall["restore"]})
-        runcmd += [install + firewall["packages"], ["iptables-restore", "--noflush", RULES_PATH]]
+        rules = firewall["rules"]
+        files.append({"path": rules["path"], "permissions": rules["mode"], "content": rules["content"]})
+        runcmd += [install + firewall["packages"], ["iptables-restore", "--noflush", rules["path"]]]
+        runcmd += [["sh", "-c", jump_command(jump)] for jump in firewall["jumps"]]
         if firewall["persist"]:
             runcmd.append(["sh", "-c", "iptables-save >%s" % shlex.quote(firewall["rules_file"])])
             if plan["package_manager"] == "dnf":  # EL's iptables.service loads the file only when enabled

@@ -21,7 +21,7 @@ import shlex
 
 from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, gres, health, metrics, names, secret_file, slurmd
 # the files and units a plan names on the host (the host side, worker_drift.py, reads them there)
-from ansible_collections.slime.hybrid.plugins.module_utils.worker_drift import DROPIN, ROUTES_UNIT
+from ansible_collections.slime.hybrid.plugins.module_utils.worker_drift import DROPIN, ROUTES_UNIT, jump_rule
 
 NAT_CHAIN = "SLIME-HYBRID-OUT"
 FILTER_CHAIN = "SLIME-HYBRID-IN"
@@ -150,20 +150,40 @@ def input_errors(inputs):
 
 
 def iptables_restore(model):
-    """The rules the SSH path makes with ansible.builtin.iptables, for iptables-restore --noflush:
-    same chains, same rules, same comments (each comment spells out its rule)."""
+    """The slime.hybrid chains and their rules as one file for `iptables-restore --noflush`, which both
+    paths apply as it is (roles/slurm_node with community.general.iptables_state, cloud-init with
+    iptables-restore): a chain the file declares is created, or emptied, and refilled in one commit per
+    table, so a changed model replaces the rules instead of piling up beside stale ones, and no other
+    chain is touched. The jumps into the chains (JUMPS) are not in it: --noflush keeps the built-in
+    chains, where the file would add them again on every apply."""
     lines = ["*nat", ":%s - [0:0]" % NAT_CHAIN]
     for rule in model["dnat"]:
         destination = rule["destination"] if "/" in rule["destination"] else rule["destination"] + "/32"
         lines.append('-A %s -d %s -p tcp -m tcp --dport %s -m comment --comment "%s" -j DNAT --to-destination %s'
                      % (NAT_CHAIN, destination, rule["ports"], rule["comment"], rule["to"]))
-    lines += ["-A OUTPUT -p tcp -m comment --comment slime.hybrid -j %s" % NAT_CHAIN, "COMMIT",
-              "*filter", ":%s - [0:0]" % FILTER_CHAIN]
+    lines += ["COMMIT", "*filter", ":%s - [0:0]" % FILTER_CHAIN]
     for rule in model["inbound"]:
         lines.append('-A %s -p tcp -m tcp --dport %s -m conntrack --ctstate NEW -m comment --comment "%s" -j ACCEPT'
                      % (FILTER_CHAIN, rule["ports"], rule["comment"]))
-    lines += ["-I INPUT 1 -p tcp -m comment --comment slime.hybrid -j %s" % FILTER_CHAIN, "COMMIT", ""]
+    lines += ["COMMIT", ""]
     return "\n".join(lines)
+
+
+# The two rules that send traffic through the chains: locally made TCP (the DNAT to the NodePort), and
+# inbound TCP, first in INPUT (rule_num 1) so that no earlier rule of the host's drops slurmd's or srun's
+# ports. Applied by ansible.builtin.iptables (SSH) and jump_command (cloud-init), both with -C first.
+JUMPS = ({"table": "nat", "chain": "OUTPUT", "rule_num": None, "protocol": "tcp", "comment": "slime.hybrid",
+          "jump": NAT_CHAIN},
+         {"table": "filter", "chain": "INPUT", "rule_num": 1, "protocol": "tcp", "comment": "slime.hybrid",
+          "jump": FILTER_CHAIN})
+
+
+def jump_command(jump):
+    """A shell command that adds the jump unless it is there (-C, quiet: its "Bad rule" only means absent), as
+    ansible.builtin.iptables does."""
+    spec = " ".join(shlex.quote(word) for word in jump_rule(jump)[2:])
+    add = "-I %s %d" % (jump["chain"], jump["rule_num"]) if jump["rule_num"] else "-A %s" % jump["chain"]
+    return "iptables -w -t {0} -C {1} {2} 2>/dev/null || iptables -w -t {0} {3} {2}".format(jump["table"], jump["chain"], spec, add)
 
 
 def accepted_releases(slurmctld_version, oldest=None):
@@ -297,13 +317,9 @@ def plan(model, node):
                         if model["routes"] else None),
         "firewall": {
             "packages": list(node["firewall_packages"]),
-            "nat_chain": NAT_CHAIN,
-            "filter_chain": FILTER_CHAIN,
-            "chains": [{"table": "nat", "chain": NAT_CHAIN}, {"table": "filter", "chain": FILTER_CHAIN}],
-            "dnat": model["dnat"],
-            "inbound": model["inbound"],
-            "wanted_comments": [rule["comment"] for rule in model["dnat"] + model["inbound"]],
-            "restore": iptables_restore(model),
+            # one file, applied as it is by both paths (iptables_restore), and the jumps into its chains
+            "rules": {"path": RULES_PATH, "mode": "0600", "content": iptables_restore(model)},
+            "jumps": [dict(jump) for jump in JUMPS],
             "persist": node["persist_firewall"],
             "rules_file": node["rules_file"],
             # what loads the saved rules at boot (enabled by Debian's package, not by EL's)

@@ -18,7 +18,7 @@ import hashlib
 import re
 import shlex
 
-from ansible_collections.slime.hybrid.plugins.module_utils import gres, health, netfilter, node_features, scontrol, slurmd
+from ansible_collections.slime.hybrid.plugins.module_utils import gres, health, node_features, scontrol, slurmd
 
 DROPIN = "/etc/systemd/system/slurmd.service.d/10-slime-hybrid.conf"
 ROUTES_UNIT = "/etc/systemd/system/slime-hybrid-routes.service"
@@ -88,39 +88,46 @@ def gpu_record_drift(plan, node_name, record):
     return gres.record_drift(node_name, plan["gpus"]["groups"], record) if plan["gpus"] else []
 
 
-def _rule(line):
-    """An iptables -S / iptables-restore rule as words, '-I CHAIN N' read as '-A CHAIN'."""
-    words = shlex.split(line)
-    if words[:1] == ["-I"]:
-        words = ["-A", words[1]] + words[3:]
-    return words
+def jump_rule(jump):
+    """A jump of the plan (worker.JUMPS) as `iptables -t TABLE -S` lists it, in words."""
+    return ["-A", jump["chain"], "-p", jump["protocol"], "-m", "comment", "--comment", jump["comment"], "-j", jump["jump"]]
+
+
+def _chain_rules(restore):
+    """The chains an iptables-restore file declares, each with its rules in order: {(table, chain): [words]}."""
+    chains, table = {}, None
+    for line in restore.splitlines():
+        if line.startswith("*"):
+            table = line[1:]
+        elif line.startswith(":"):
+            chains[(table, line[1:].split()[0])] = []
+        elif line.startswith("-A "):
+            words = shlex.split(line)
+            chains[(table, words[1])].append(words)
+    return chains
 
 
 def _firewall_drift(firewall, observed, db):
-    """What firewall.yml would change: a package to install, a chain to create, a wanted rule to add,
-    or a chain to flush because a rule in it has a comment the plan does not want (the test of its
-    flush task, netfilter.stale_rules)."""
+    """What firewall.yml would change: a package to install; a chain of the rules file that is missing, or
+    whose rules are not the file's (its restore replaces them all); a jump into a chain to add."""
     out = ["package %s is not installed" % name for name in firewall["packages"] if not _installed(db, name)]
-    by_table, table = {}, None
-    for line in firewall["restore"].splitlines():
-        if line.startswith("*"):
-            table = line[1:]
-        elif line.startswith(("-A ", "-I ")):
-            by_table.setdefault(table, []).append(_rule(line))
-    for table, rules in sorted(by_table.items()):
+    wanted = _chain_rules(firewall["rules"]["content"])
+    for table in sorted(set(key[0] for key in wanted)):
         listing = observed["iptables"].get(table)
         if listing is None:
             out.append("iptables -t %s -S failed" % table)
             continue
-        present = [_rule(line) for line in listing.splitlines() if line.startswith("-A ")]
-        chain = firewall["nat_chain"] if table == "nat" else firewall["filter_chain"]
-        if "-N %s" % chain not in listing.splitlines():
-            out.append("chain %s/%s is missing" % (table, chain))
-        out += ["rule missing: %s" % " ".join(rule) for rule in rules if rule not in present]
-        ours = [line for line in listing.splitlines() if line.startswith("-A %s " % chain)]
-        out += ["rule not in the plan: %s" % " ".join(_rule(line))
-                for line, comment in zip(ours, netfilter.rule_comments("\n".join(ours)))
-                if comment not in firewall["wanted_comments"]]
+        present = [shlex.split(line) for line in listing.splitlines() if line.startswith("-A ")]
+        for chain in sorted(key[1] for key in wanted if key[0] == table):
+            rules, ours = wanted[(table, chain)], [rule for rule in present if rule[1] == chain]
+            if "-N %s" % chain not in listing.splitlines():
+                out.append("chain %s/%s is missing" % (table, chain))
+            out += ["rule missing: %s" % " ".join(rule) for rule in rules if rule not in ours]
+            out += ["rule not in the plan: %s" % " ".join(rule) for rule in ours if rule not in rules]
+            if ours != rules and sorted(ours) == sorted(rules):
+                out.append("chain %s/%s holds the plan's rules in another order" % (table, chain))
+        out += ["rule missing: %s" % " ".join(jump_rule(jump))
+                for jump in firewall["jumps"] if jump["table"] == table and jump_rule(jump) not in present]
     return out
 
 

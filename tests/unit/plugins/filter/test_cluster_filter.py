@@ -16,7 +16,7 @@ from ansible.errors import AnsibleFilterError
 # Every filter the roles call as slime.hybrid.<name>.
 ROLE_FILTERS = [
     "cluster_model", "cluster_errors", "cluster_intent", "cluster_intent_errors", "slurm_compat_error", "srun_ports_needed",
-    "slurmd_conf", "key_error", "apt_policy_version", "scontrol_nodes", "iptables_stale",
+    "slurmd_conf", "key_error", "apt_policy_version", "scontrol_nodes",
     "slurm_node_available", "slurm_node_input_errors", "metal3_hosts_input_errors", "worker_plan", "worker_user_data",
 ]
 
@@ -168,18 +168,6 @@ def test_scontrol_nodes_and_slurm_node_available(filters, fixture_text):
     assert filters["slurm_node_available"](nodes["bm-1"]["State"]) is True
     assert filters["slurm_node_available"](nodes["bm-2"]["State"]) is False
     assert filters["slurm_node_available"]("") is False  # register.yml's default('')
-
-
-def test_iptables_stale(filters):
-    wanted = [rule["comment"] for rule in filters["cluster_model"](MODEL)["dnat"]]
-    listing = (
-        "-N SLIME-HYBRID-OUT\n"
-        '-A SLIME-HYBRID-OUT -d 10.126.0.11/32 -p tcp -m tcp --dport 6817 -m comment --comment '
-        '"slime.hybrid/slurmctld 10.126.0.11:6817>10.127.0.50:30017" -j DNAT --to-destination 10.127.0.50:30017\n'
-    )
-    assert filters["iptables_stale"](listing, wanted) is False
-    assert filters["iptables_stale"](listing.replace("30017", "30018"), wanted) is True
-    assert filters["iptables_stale"]("-N SLIME-HYBRID-OUT\n", wanted) is False
 
 
 def test_pod_host_addresses(filters, fixture_text):

@@ -66,6 +66,19 @@ def test_user_data_is_what_the_template_rendered(filters, case):
                             for part in plan["health"]["files"]]
     data["write_files"] = [entry for entry in data["write_files"] if entry not in health_files]
     data["bootcmd"][2].remove(health.DIRECTORY)
+    if plan["firewall"]:
+        # The rules file has since become the one both paths apply: the template's, less its two jumps into
+        # the chains, which follow its restore as commands of their own (each added unless it is there).
+        (ours,) = [entry for entry in data["write_files"] if entry["path"] == worker.RULES_PATH]
+        (theirs,) = [entry for entry in rendered["write_files"] if entry["path"] == worker.RULES_PATH]
+        jumps = [line for line in theirs["content"].splitlines() if line.startswith(("-A OUTPUT ", "-I INPUT 1 "))]
+        assert ours["content"].splitlines() == [line for line in theirs["content"].splitlines() if line not in jumps]
+        restore = data["runcmd"].index(["iptables-restore", "--noflush", worker.RULES_PATH])
+        assert data["runcmd"][restore + 1:restore + 3] == [["sh", "-c", worker.jump_command(jump)] for jump in plan["firewall"]["jumps"]]
+        assert [" ".join(jump_rule) for jump_rule in map(worker.jump_rule, plan["firewall"]["jumps"])] == [
+            line.replace("-I INPUT 1 ", "-A INPUT ") for line in jumps]
+        del data["runcmd"][restore + 1:restore + 3]
+        ours["content"] = theirs["content"]
     assert data == rendered
 
 
@@ -76,7 +89,7 @@ def test_user_data_is_the_plan(filters):
     data = yaml.safe_load(filters["worker_user_data"]([{"name": "bm-1"}], MODEL, KEY)["bm-1"])
     files = dict((entry["path"], entry) for entry in data["write_files"])
     assert files[plan["dropin"]["path"]]["content"] == plan["dropin"]["content"]
-    assert files[worker.RULES_PATH]["content"] == plan["firewall"]["restore"]
+    assert files[worker.RULES_PATH]["content"] == plan["firewall"]["rules"]["content"]
     assert files[plan["key"]["path"]] == {"path": "/etc/slurm/slurm.key", "encoding": "b64", "content": KEY,
                                           "owner": "slurm:slurm", "permissions": "0600"}
     assert data["runcmd"][0] == "if systemctl is-active --quiet firewalld; then echo %s >&2; exit 1; fi" % (

@@ -142,6 +142,14 @@ def test_the_real_iptables_listing_matches_the_plan_and_each_loss_is_named(plan)
     assert out["firewall"][0] == "chain filter/SLIME-HYBRID-IN is missing" and len(out["firewall"]) == 4
     out = drift(plan, observed(plan, run={("iptables", "nat"): (1, "", "iptables: not found")}))
     assert out["firewall"] == ["iptables -t nat -S failed"]
+    moved = NAT.replace("30017", "30018")  # the rules of a NodePort the Service no longer has
+    out = drift(plan, observed(plan, run={("iptables", "nat"): (0, moved, "")}))
+    assert [line.split(" -d ")[0] + " " + line.split()[-1] for line in out["firewall"]] == [
+        "rule missing: -A SLIME-HYBRID-OUT 10.127.0.50:30017", "rule not in the plan: -A SLIME-HYBRID-OUT 10.127.0.50:30018"]
+    lines = FILTER.splitlines()
+    swapped = "\n".join(lines[:5] + [lines[6], lines[5]]) + "\n"  # DNAT and ACCEPT take the first rule that matches
+    out = drift(plan, observed(plan, run={("iptables", "filter"): (0, swapped, "")}))
+    assert out["firewall"] == ["chain filter/SLIME-HYBRID-IN holds the plan's rules in another order"]
 
 
 def test_without_the_firewall_iptables_is_not_compared(plan):

@@ -71,15 +71,14 @@ def test_the_node_exporter_over_ssh_and_cloud_init_alike_and_its_firewall_rule()
     assert m["inbound"][-1] == rule
     plan = worker.plan(m, NODE)
     assert plan["node_exporter"] == {"package": "prometheus-node-exporter", "service": "prometheus-node-exporter", "port": 9100}
-    assert rule in plan["firewall"]["inbound"] and rule["comment"] in plan["firewall"]["wanted_comments"]
     assert ('-A SLIME-HYBRID-IN -p tcp -m tcp --dport 9100 -m conntrack --ctstate NEW -m comment --comment '
-            '"slime.hybrid/in-node-exporter tcp:9100" -j ACCEPT') in plan["firewall"]["restore"].splitlines()
+            '"slime.hybrid/in-node-exporter tcp:9100" -j ACCEPT') in plan["firewall"]["rules"]["content"].splitlines()
     runcmd = cloud_init.cloud_config(plan, "a2V5")["runcmd"]
     assert runcmd[-2:] == [worker.INSTALL_COMMAND["apt"] + ["prometheus-node-exporter"],
                            ["systemctl", "enable", "--now", "prometheus-node-exporter"]]
     assert "prometheus-node-exporter" in worker_drift.observe_targets(plan, "bm-1")["units"]
     off = worker.plan(model(), NODE)
-    assert off["node_exporter"] is None and "9100" not in off["firewall"]["restore"]
+    assert off["node_exporter"] is None and "9100" not in off["firewall"]["rules"]["content"]
     assert "prometheus-node-exporter" not in str(cloud_init.cloud_config(off, "a2V5")["runcmd"])
     with pytest.raises(ValueError) as error:
         worker.plan(m, dict(NODE, worker={"package_manager": "dnf"}))

@@ -48,12 +48,13 @@ def test_plan_of_a_nat_worker():
     assert [e["line"] for e in out["hosts"]["entries"]] == ["10.126.0.11 slurm-controller.slurm slurm-controller-0 # slime.hybrid"]
     assert out["routes"] == [] and out["routes_unit"] is None
     assert out["source"] is None and out["source_key"] is None
-    assert [rule["name"] for rule in out["firewall"]["dnat"]] == ["slurmctld", "controller-srun"]
-    assert out["firewall"]["wanted_comments"] == [rule["comment"] for rule in out["firewall"]["dnat"] + out["firewall"]["inbound"]]
+    assert out["firewall"]["rules"]["path"] == "/etc/iptables/slime-hybrid.rules" and out["firewall"]["rules"]["mode"] == "0600"
+    assert [(jump["table"], jump["chain"], jump["rule_num"], jump["jump"]) for jump in out["firewall"]["jumps"]] == [
+        ("nat", "OUTPUT", None, "SLIME-HYBRID-OUT"), ("filter", "INPUT", 1, "SLIME-HYBRID-IN")]
 
 
-def test_iptables_restore_holds_the_rules_the_modules_make():
-    restore = plan()["firewall"]["restore"].splitlines()
+def test_the_rules_file_holds_the_chains_and_their_rules_only():
+    restore = plan()["firewall"]["rules"]["content"].splitlines()
     assert restore == [
         "*nat",
         ":SLIME-HYBRID-OUT - [0:0]",
@@ -61,7 +62,6 @@ def test_iptables_restore_holds_the_rules_the_modules_make():
         '"slime.hybrid/slurmctld 10.126.0.11:6817>10.127.0.50:30017" -j DNAT --to-destination 10.127.0.50:30017',
         '-A SLIME-HYBRID-OUT -d 10.126.0.11/32 -p tcp -m tcp --dport 60001:60100 -m comment --comment '
         '"slime.hybrid/controller-srun 10.126.0.11:60001:60100>10.127.0.50" -j DNAT --to-destination 10.127.0.50',
-        "-A OUTPUT -p tcp -m comment --comment slime.hybrid -j SLIME-HYBRID-OUT",
         "COMMIT",
         "*filter",
         ":SLIME-HYBRID-IN - [0:0]",
@@ -69,13 +69,22 @@ def test_iptables_restore_holds_the_rules_the_modules_make():
         '"slime.hybrid/in-slurmd tcp:6818" -j ACCEPT',
         '-A SLIME-HYBRID-IN -p tcp -m tcp --dport 60001:60100 -m conntrack --ctstate NEW -m comment --comment '
         '"slime.hybrid/in-srun tcp:60001:60100" -j ACCEPT',
-        "-I INPUT 1 -p tcp -m comment --comment slime.hybrid -j SLIME-HYBRID-IN",
         "COMMIT",
     ]
 
 
+def test_each_jump_is_added_unless_it_is_there():
+    nat, filter_ = plan()["firewall"]["jumps"]
+    assert worker.jump_command(nat) == (
+        "iptables -w -t nat -C OUTPUT -p tcp -m comment --comment slime.hybrid -j SLIME-HYBRID-OUT 2>/dev/null"
+        " || iptables -w -t nat -A OUTPUT -p tcp -m comment --comment slime.hybrid -j SLIME-HYBRID-OUT")
+    assert worker.jump_command(filter_) == (
+        "iptables -w -t filter -C INPUT -p tcp -m comment --comment slime.hybrid -j SLIME-HYBRID-IN 2>/dev/null"
+        " || iptables -w -t filter -I INPUT 1 -p tcp -m comment --comment slime.hybrid -j SLIME-HYBRID-IN")
+
+
 def test_iptables_restore_takes_a_pod_cidr_as_it_is():
-    restore = plan({"pod_routes": ROUTES})["firewall"]["restore"].splitlines()
+    restore = plan({"pod_routes": ROUTES})["firewall"]["rules"]["content"].splitlines()
     assert restore[4] == ('-A SLIME-HYBRID-OUT -d 10.126.0.0/24 -p tcp -m tcp --dport 6818 -m comment --comment '
                           '"slime.hybrid/pod-slurmd 10.126.0.0/24:6818>10.127.0.50" -j DNAT --to-destination 10.127.0.50')
     assert len([line for line in restore if "pod-slurmd" in line]) == len(ROUTES)
@@ -87,7 +96,7 @@ def test_routed_worker_gets_the_routes_unit_and_no_dnat():
     unit = out["routes_unit"]["content"]
     assert "ExecStart=/usr/sbin/ip route replace 10.126.0.0/24 via 10.127.0.50\n" in unit
     assert "ExecStop=-/usr/sbin/ip route del 10.126.0.0/24 via 10.127.0.50\n" in unit
-    assert out["firewall"]["dnat"] == [] and "DNAT" not in out["firewall"]["restore"]
+    assert "DNAT" not in out["firewall"]["rules"]["content"]
     assert "--conf-server 10.126.0.11:6817 " in out["dropin"]["content"]
 
 
