@@ -21,6 +21,10 @@ def _chart_images(intent, chart):
     return slinky.image_values(chart, model_or_fail(cluster_model.normalize_intent, intent)["image_registry"])
 
 
+def _openshift_sccs(values, namespace, network_mode, service_accounts):
+    return openshift.scc_objects(values, namespace, network_mode, slinky.service_account_names(service_accounts))
+
+
 def _gres_conf_changes(before, after):
     """Nodes whose lines of the controller's gres.conf change: before and after are chart values (configFiles)."""
     def conf(values):
@@ -38,7 +42,7 @@ class FilterModule(object):
             "config_drift": slinky.config_drift,
             "config_map_name": slinky.config_map_name,
             "gres_conf_changes": _gres_conf_changes,
-            "openshift_sccs": openshift.scc_objects,
+            "openshift_sccs": _openshift_sccs,
             "rollout_pending": slinky.rollout_pending,
             "service_drift": slinky.service_drift,
             "slinky_input_errors": slinky.input_errors,

@@ -231,13 +231,11 @@ def cluster_facts(pods, services, port=6817, service_name=None, with_nodeport=Tr
 
 # ServiceAccounts of the chart's pods, by component. Neither the chart nor the operator makes
 # any: without these every pod runs as `default`. The values create them (extraObjects) and
-# name them in each pod template, so OpenShift's SCCs can be granted to exactly these.
+# name them in each pod template, so OpenShift's SCCs can be granted to exactly these. A site's
+# slinky_service_accounts names those it wants otherwise (service_account_names).
 SERVICE_ACCOUNTS = {"controller": "slurm-controller", "worker": "slurm-worker",
                     "restapi": "slurm-restapi", "login": "slurm-login",
                     "accounting": "slurm-accounting", "database": accounting.MANAGED}
-# Kinds of pods that run only with the model's accounting on (slurmdbd; the database the collection
-# runs): a site's slinky_service_accounts may leave them out.
-OPTIONAL_SERVICE_ACCOUNTS = ("accounting", "database")
 
 # The partition that holds every node: the NodeSets' pods and the dynamic bare-metal nodes
 # (Slurm adds a dynamic node to partitions with Nodes=ALL). The chart enables none by default.
@@ -245,19 +243,20 @@ DEFAULT_PARTITIONS = {"all": {"enabled": True, "nodesets": ["ALL"],
                               "configMap": {"Default": "YES", "MaxTime": "UNLIMITED", "State": "UP"}}}
 
 
+def service_account_names(given=None):
+    """The ServiceAccount of every kind of pod: those the site's slinky_service_accounts names, the
+    collection's (SERVICE_ACCOUNTS) for the others."""
+    return dict(SERVICE_ACCOUNTS, **(given or {}))
+
+
 def service_account_errors(service_accounts):
-    """slinky_service_accounts must name one valid ServiceAccount for every kind of pod."""
+    """slinky_service_accounts may name a valid ServiceAccount for any kind of pod."""
     if not isinstance(service_accounts, dict):
-        return ["slinky_service_accounts=%r must map %s to names" % (service_accounts, ", ".join(sorted(SERVICE_ACCOUNTS)))]
-    errors = []
-    missing = sorted(set(SERVICE_ACCOUNTS) - set(OPTIONAL_SERVICE_ACCOUNTS) - set(service_accounts))
-    if missing:
-        errors.append("slinky_service_accounts must name %s; missing: %s" % (
-            ", ".join(sorted(set(SERVICE_ACCOUNTS) - set(OPTIONAL_SERVICE_ACCOUNTS))), ", ".join(missing)))
+        return ["slinky_service_accounts=%r must map kinds of Slinky pods (%s) to names"
+                % (service_accounts, ", ".join(sorted(SERVICE_ACCOUNTS)))]
     unknown = sorted(set(service_accounts) - set(SERVICE_ACCOUNTS))
-    if unknown:
-        errors.append("slinky_service_accounts: %s is not a kind of Slinky pod (allowed: %s)"
-                      % (", ".join(unknown), ", ".join(sorted(SERVICE_ACCOUNTS))))
+    errors = ["slinky_service_accounts: %s is not a kind of Slinky pod (allowed: %s)"
+              % (", ".join(unknown), ", ".join(sorted(SERVICE_ACCOUNTS)))] if unknown else []
     return errors + names.dns_label_errors(
         dict(("slinky_service_accounts.%s" % kind, name) for kind, name in sorted(service_accounts.items())))
 
@@ -534,7 +533,7 @@ def chart_values(model, nodesets=None, loginsets=None, service_accounts=None, no
       model's image_registry), claim, args}; module_utils/accounting.py);
     - with the model's controller metrics on, the chart's controller.metrics (MetricsType; module_utils/metrics.py).
     """
-    sas = dict(SERVICE_ACCOUNTS, **(service_accounts or {}))
+    sas = service_account_names(service_accounts)
     srun = model["srun_port_range"]
     srun_ports = list(range(srun["first"], srun["last"] + 1))
     mode = model["network_mode"]

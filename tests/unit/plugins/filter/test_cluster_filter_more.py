@@ -127,7 +127,7 @@ def test_slinky_input_errors_are_every_problem_at_once(filters):
     # the model's own errors do not hide the others: LoginSets need only the network mode
     errors = filters["slinky_input_errors"](dict(
         SLINKY_INPUTS, cluster=dict(MODEL, srun_port_range="6800-6900", nodeport={"port": 29999}), loginsets={"login": {}},
-        namespace="Bad_Namespace", nodesets={"Slinky": {}}, service_accounts={"controller": "c"}, openshift="yes",
+        namespace="Bad_Namespace", nodesets={"Slinky": {}}, service_accounts={"slurmd": "c"}, openshift="yes",
         install_cert_manager=None, nodeaddr_sync_interval=0, renamed=["openshift_service_accounts"]))
     assert [error.split(" ")[0].split("=")[0].rstrip(";:") for error in errors] == [
         "nodeport.port", "srun_port_range", "srun_port_range", "slinky_namespace", "slinky_nodesets['Slinky']",

@@ -134,12 +134,14 @@ def test_site_values_that_work_against_the_model_are_refused():
     assert slinky.model_values_errors(model(), site) == []
 
 
-def test_service_accounts_of_accounting_may_be_left_out():
-    four = dict((k, v) for k, v in slinky.SERVICE_ACCOUNTS.items() if k not in slinky.OPTIONAL_SERVICE_ACCOUNTS)
-    assert slinky.service_account_errors(four) == []
-    out = slinky.chart_values(model({"enabled": True}), {}, service_accounts=four,
+def test_service_accounts_a_site_leaves_out_are_the_collections():
+    assert slinky.service_account_errors({"worker": "hpc-worker"}) == []
+    out = slinky.chart_values(model({"enabled": True}), {"a": {}}, service_accounts={"worker": "hpc-worker"},
                               accounting_database=DATABASE)
     assert out["accounting"]["podSpec"]["serviceAccountName"] == "slurm-accounting"
+    assert out["controller"]["podSpec"]["serviceAccountName"] == "slurm-controller"
+    assert out["nodesets"]["a"]["podSpec"]["serviceAccountName"] == "hpc-worker"
+    assert slinky.service_account_names({"worker": "hpc-worker"}) == dict(slinky.SERVICE_ACCOUNTS, worker="hpc-worker")
 
 
 @pytest.mark.parametrize("ref, registry, out", [

@@ -515,12 +515,24 @@ def test_service_drift_names_what_the_operator_will_not_update():
 
 def test_service_account_errors():
     assert slinky.service_account_errors(dict(slinky.SERVICE_ACCOUNTS)) == []
+    assert slinky.service_account_errors({}) == []  # every kind the collection's
     errors = slinky.service_account_errors({"controller": "Bad_Name", "worker": "w", "restapi": "r", "slurmd": "x"})
-    assert errors[0] == "slinky_service_accounts must name controller, login, restapi, worker; missing: login"
-    assert errors[1] == ("slinky_service_accounts: slurmd is not a kind of Slinky pod (allowed: accounting, controller, database, "
+    assert errors[0] == ("slinky_service_accounts: slurmd is not a kind of Slinky pod (allowed: accounting, controller, database, "
                          "login, restapi, worker)")
-    assert errors[2].startswith("slinky_service_accounts.controller='Bad_Name' is not a valid Kubernetes name")
-    assert slinky.service_account_errors(["a"])[0].startswith("slinky_service_accounts=['a'] must map")
+    assert errors[1].startswith("slinky_service_accounts.controller='Bad_Name' is not a valid Kubernetes name")
+    assert len(errors) == 2
+    assert slinky.service_account_errors(["a"])[0] == ("slinky_service_accounts=['a'] must map kinds of Slinky pods "
+                                                       "(accounting, controller, database, login, restapi, worker) to names")
+
+
+def test_the_role_documents_the_collections_service_accounts_and_keeps_them_in_one_place():
+    spec_path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "slinky", "meta", "argument_specs.yml")
+    with open(spec_path) as handle:
+        option = yaml.safe_load(handle)["argument_specs"]["main"]["options"]["slinky_service_accounts"]
+    assert option["default"] == {}  # the names live in slinky.SERVICE_ACCOUNTS only
+    description = " ".join(option["description"])
+    for kind, name in slinky.SERVICE_ACCOUNTS.items():
+        assert "C(%s)" % kind in description and "C(%s)" % name in description
 
 
 # ---- NodeAddr sync (network_mode nat)
