@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cloud_init, cluster_model, worker
+from ansible_collections.slime.hybrid.plugins.module_utils import cloud_init, cluster_model, slurmd, worker
 
 MODEL = {
     "name": "lab",
@@ -216,6 +216,20 @@ def test_slurmd_version_check_of_the_cloud_init_path(installed, starts):
     if not starts:
         assert result.stderr.strip() == ("slime.hybrid: slurmd %s cannot join slurmctld 26.05 (accepted: 26.05, 25.11, "
                                          "25.05, 24.11)" % installed)
+
+
+@pytest.mark.parametrize("oldest", [None, {"release": "25.11", "why": "a setting of 25.11"}])
+def test_the_cloud_init_check_accepts_what_the_ssh_path_accepts(oldest):
+    """One window, two executors: the shell `case` of the cloud-init path starts slurmd exactly where the SSH
+    path's check (slurmd.version_compat_error, filter slurm_compat_error) lets it join."""
+    versions = ["%02d.%02d.%d" % (year, month, patch) for year in range(22, 28) for month in (5, 11) for patch in (0, 7)]
+    check = worker.slurmd_version_check("26.05", oldest=oldest)
+    script = "; ".join("slurmd() { echo 'slurm %s'; }; if %s 2>/dev/null; then echo yes; else echo no; fi" % (version, check)
+                       for version in versions)
+    starts = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    assert dict(zip(versions, starts)) == dict((version, "yes" if slurmd.version_compat_error(version, "26.05", oldest) is None
+                                                 else "no") for version in versions)
+    assert starts.count("yes") == (8 if oldest is None else 4)
 
 
 @pytest.mark.parametrize("pin, candidate, installs", [
