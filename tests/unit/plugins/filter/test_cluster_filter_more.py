@@ -173,3 +173,12 @@ def test_dns_label_errors_accepts(filters, name):
 def test_dns_label_errors_refuses(filters, name):
     (error,) = filters["dns_label_errors"]({"slurm_namespace": name})
     assert error.startswith("slurm_namespace=%r is not a valid Kubernetes name" % (name,))
+
+
+def test_openshift_sccs_grant_the_collections_service_account_to_a_kind_the_site_left_out(filters):
+    values = filters["chart_values"](MODEL, {"slinky": {}}, {}, {"worker": "hpc-worker"})
+    objs = filters["openshift_sccs"](values, "slurm", "nat", {"worker": "hpc-worker"})
+    subjects = dict((obj["metadata"]["name"], [subject["name"] for subject in obj["subjects"]])
+                    for obj in objs if obj["kind"] == "RoleBinding")
+    assert subjects == {"slinky-slurm-controller-scc": ["slurm-controller"], "slinky-slurm-worker-scc": ["hpc-worker"],
+                        "slinky-slurm-restapi-scc": ["slurm-restapi"], "slinky-slurm-login-scc": ["slurm-login"]}
