@@ -227,8 +227,8 @@ def test_the_cloud_init_check_accepts_what_the_ssh_path_accepts(oldest):
     script = "; ".join("slurmd() { echo 'slurm %s'; }; if %s 2>/dev/null; then echo yes; else echo no; fi" % (version, check)
                        for version in versions)
     starts = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True).stdout.split()
-    assert dict(zip(versions, starts)) == dict((version, "yes" if slurmd.version_compat_error(version, "26.05", oldest) is None
-                                                 else "no") for version in versions)
+    joins = ["yes" if slurmd.version_compat_error(version, "26.05", oldest) is None else "no" for version in versions]
+    assert dict(zip(versions, starts)) == dict(zip(versions, joins))
     assert starts.count("yes") == (8 if oldest is None else 4)
 
 
