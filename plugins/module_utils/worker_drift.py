@@ -117,17 +117,18 @@ def _firewall_drift(firewall, observed, db):
         if listing is None:
             out.append("iptables -t %s -S failed" % table)
             continue
-        present = [shlex.split(line) for line in listing.splitlines() if line.startswith("-A ")]
+        lines = listing.splitlines()
+        present = [shlex.split(line) for line in lines if line.startswith("-A ")]
         for chain in sorted(key[1] for key in wanted if key[0] == table):
             rules, ours = wanted[(table, chain)], [rule for rule in present if rule[1] == chain]
-            if "-N %s" % chain not in listing.splitlines():
+            if "-N %s" % chain not in lines:
                 out.append("chain %s/%s is missing" % (table, chain))
             out += ["rule missing: %s" % " ".join(rule) for rule in rules if rule not in ours]
             out += ["rule not in the plan: %s" % " ".join(rule) for rule in ours if rule not in rules]
             if ours != rules and sorted(ours) == sorted(rules):
                 out.append("chain %s/%s holds the plan's rules in another order" % (table, chain))
-        out += ["rule missing: %s" % " ".join(jump_rule(jump))
-                for jump in firewall["jumps"] if jump["table"] == table and jump_rule(jump) not in present]
+        jumps = [jump_rule(jump) for jump in firewall["jumps"] if jump["table"] == table]
+        out += ["rule missing: %s" % " ".join(rule) for rule in jumps if rule not in present]
     return out
 
 

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.slime.hybrid.plugins.module_utils import cloud_init, cluster_model, health, worker
+from ansible_collections.slime.hybrid.plugins.module_utils import cloud_init, cluster_model, health, worker, worker_drift
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "cloud-init")
 with open(os.path.join(FIXTURES, "key.b64")) as key_file:
@@ -75,7 +75,7 @@ def test_user_data_is_what_the_template_rendered(filters, case):
         assert ours["content"].splitlines() == [line for line in theirs["content"].splitlines() if line not in jumps]
         restore = data["runcmd"].index(["iptables-restore", "--noflush", worker.RULES_PATH])
         assert data["runcmd"][restore + 1:restore + 3] == [["sh", "-c", worker.jump_command(jump)] for jump in plan["firewall"]["jumps"]]
-        assert [" ".join(jump_rule) for jump_rule in map(worker.jump_rule, plan["firewall"]["jumps"])] == [
+        assert [" ".join(worker_drift.jump_rule(jump)) for jump in plan["firewall"]["jumps"]] == [
             line.replace("-I INPUT 1 ", "-A INPUT ") for line in jumps]
         del data["runcmd"][restore + 1:restore + 3]
         ours["content"] = theirs["content"]
