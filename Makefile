@@ -22,7 +22,7 @@ unexport PYTHONDONTWRITEBYTECODE
 SLIME_VENDOR_DIR ?= $(firstword $(wildcard $(CURDIR)/../shared/vendor /work/shared/vendor))
 export SLIME_VENDOR_DIR
 
-.PHONY: deps deps-system ee-image collection demo kube-up kube-down test builds static unit k8s kube kube-modes kube-routed kube-openshift kube-faults integration sanity lint docs-check ee-check galaxy-check bench bench-kube bench-demo bench-test build
+.PHONY: deps deps-system ee-image collection demo kube-up kube-down test builds static unit k8s kube kube-modes kube-routed kube-openshift kube-faults integration sanity lint docs-check ee-check galaxy-check bench bench-kube bench-rerun bench-demo bench-test build
 
 deps:
 	./scripts/install-deps.sh
@@ -176,6 +176,11 @@ bench: deps collection
 # after the fix, srun across pods and metal (BENCH_COLD=1: from nothing, builds included).
 bench-kube: deps collection
 	./benchmarks/kube.sh
+
+# A converged site.yml re-run against an empty play over the same hosts (3 pairs: wall, CPU-seconds, ratio), on
+# the cluster make demo or bench-kube left (BENCH_PROFILE=1: and the re-run's slowest tasks).
+bench-rerun: deps collection
+	K8S_AUTH_KUBECONFIG=$(CACHE)/kube/kubeconfig ./benchmarks/rerun.sh
 
 # `make demo` timed as a newcomer runs it (BENCH_COLD=1: from nothing, the whole cache removed).
 # Not through deps: a cold run must find no venv either.

@@ -47,12 +47,8 @@ echo "NodeAddr as registered: $before"
 echo "NodeAddr after fix_nodeaddr: $(nodeaddr)"
 
 # The idempotent re-run against what Ansible costs anyway over the same hosts (benchmarks/empty.yml:
-# one ping per host site.yml runs on), measured back to back.
-t0=$(now); ansible-playbook -i inventories/kube/hosts.yml benchmarks/empty.yml >/dev/null 2>&1; t1=$(now)
-empty=$(secs "$t0" "$t1")
-t0=$(now); out=$(ansible-playbook -i inventories/kube/hosts.yml playbooks/site.yml 2>&1); t1=$(now)
-rerun=$(secs "$t0" "$t1")
-echo "site.yml re-run: $rerun s (changed=$(recap_changed <<<"$out")) vs empty play over the same hosts: $empty s ($(awk -v a="$rerun" -v b="$empty" 'BEGIN { printf "%.1f", a / b }')x)"
+# one ping per host site.yml runs on), 3 pairs back to back, wall and CPU-seconds (benchmarks/rerun.sh).
+./benchmarks/rerun.sh | tail -1
 
 t0=$(now); kubectl -n slurm exec slurm-controller-0 -c slurmctld -- timeout 60 srun -N4 hostname >/dev/null; t1=$(now)
 echo "srun -N4 across pods and metal from the controller pod: $(secs "$t0" "$t1") s"

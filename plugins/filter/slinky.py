@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.slime.hybrid.plugins.filter.cluster import model_or_fail
-from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, gres, openshift, slinky, slurm_order
+from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, gres, openshift, slinky, slinky_state, slurm_order
 
 
 def _chart_values(intent, nodesets=None, loginsets=None, service_accounts=None, nodeaddr_sync=None, accounting_database=None):
@@ -45,6 +45,7 @@ class FilterModule(object):
             "openshift_sccs": _openshift_sccs,
             "rollout_pending": slinky.rollout_pending,
             "service_drift": slinky.service_drift,
+            "slinky_drift": slinky_state.drift,
             "slinky_input_errors": slinky.input_errors,
             "slurm_order_errors": slurm_order.errors,
             "slurmdbd_upgrade": slurm_order.slurmdbd_upgrade,

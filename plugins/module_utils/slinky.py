@@ -224,6 +224,34 @@ def cluster_facts(pods, services, port=6817, service_name=None, with_nodeport=Tr
     return facts
 
 
+def read_facts(find, namespace="slurm", controller_selector=("app.kubernetes.io/name=slurmctld",), port=6817,
+               service_name=None, with_nodeport=True, with_pod_routes=False, key_secret=None, key_name="slurm.key"):
+    """What module slinky_info returns, read through find(kind, api_version, name=None, namespace=None,
+    label_selectors=None) (objects as the API returns them): {cluster, slurm_key_b64 (with key_secret)} and the
+    warnings to give. The Node objects are read only with with_pod_routes (cluster scope: a ClusterRole)."""
+    pods = find("Pod", "v1", namespace=namespace, label_selectors=list(controller_selector))
+    services = find("Service", "v1", namespace=namespace)
+    slurm_conf, config_name = None, config_map_name(controller_pod(pods))
+    if config_name:
+        config = find("ConfigMap", "v1", name=config_name, namespace=namespace)
+        slurm_conf = ((config or [{}])[0].get("data") or {}).get("slurm.conf")
+    nodes = find("Node", "v1") if with_pod_routes else None
+    result, warnings = {"cluster": cluster_facts(pods, services, port, service_name, with_nodeport, slurm_conf, nodes)}, []
+    if nodes is not None and not result["cluster"]["pod_routes"]:
+        warnings.append("no Node has an IPv4 spec.podCIDR and InternalIP (%d Nodes read); with a CNI that allocates "
+                        "pod addresses itself, state pod_routes in slime_cluster" % len(nodes))
+    policy = result["cluster"].get("nodeport", {}).get("external_traffic_policy")
+    if policy not in (None, "Local"):
+        warnings.append("Service %s has externalTrafficPolicy %s: kube-proxy SNATs bare-metal registrations and "
+                        "slurmctld records the wrong NodeAddr; use Local" % (result["cluster"]["nodeport"]["service"], policy))
+    if key_secret:
+        secret = find("Secret", "v1", name=key_secret, namespace=namespace)
+        if not secret:
+            raise SlinkyInfoError("Secret %s/%s not found" % (namespace, key_secret))
+        result["slurm_key_b64"] = secret_value(secret[0], key_name)
+    return result, warnings
+
+
 # --------------------------------------------------------------------------- chart values
 #
 # Checked against Slinky v1.2.1 (helm/slurm/values.yaml and templates/, and the operator's

@@ -143,15 +143,6 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import
 from ansible_collections.slime.hybrid.plugins.module_utils import slinky
 
 
-def _nodes(module, svc):
-    """The Node objects: cluster-scoped, so read only when asked (network_mode routed)."""
-    try:
-        return svc.find("Node", "v1")["resources"]
-    except CoreException as exc:
-        module.fail_json(msg="slinky_info: reading the Nodes for pod_routes (needs list on nodes at cluster scope, "
-                             "a ClusterRole): %s" % exc)
-
-
 def main():
     argument_spec = dict(
         copy.deepcopy(AUTH_ARG_SPEC),
@@ -169,28 +160,21 @@ def main():
     params = module.params
     try:
         svc = K8sService(get_api_client(module), module)
-        pods = svc.find("Pod", "v1", namespace=params["namespace"], label_selectors=params["controller_selector"])
-        services = svc.find("Service", "v1", namespace=params["namespace"])
-        # The slurm.conf the operator rendered for the controller pod says which name Slurm connects to.
-        slurm_conf, config_name = None, slinky.config_map_name(slinky.controller_pod(pods["resources"]))
-        if config_name:
-            config = svc.find("ConfigMap", "v1", name=config_name, namespace=params["namespace"])
-            slurm_conf = ((config["resources"] or [{}])[0].get("data") or {}).get("slurm.conf")
-        nodes = _nodes(module, svc) if params["pod_routes"] else None
-        result = {"cluster": slinky.cluster_facts(pods["resources"], services["resources"], params["port"],
-                                                  params["service_name"], params["nodeport"], slurm_conf, nodes)}
-        if nodes is not None and not result["cluster"]["pod_routes"]:
-            module.warn("no Node has an IPv4 spec.podCIDR and InternalIP (%d Nodes read); with a CNI that allocates "
-                        "pod addresses itself, state pod_routes in slime_cluster" % len(nodes))
-        policy = result["cluster"].get("nodeport", {}).get("external_traffic_policy")
-        if policy not in (None, "Local"):
-            module.warn("Service %s has externalTrafficPolicy %s: kube-proxy SNATs bare-metal registrations and "
-                        "slurmctld records the wrong NodeAddr; use Local" % (result["cluster"]["nodeport"]["service"], policy))
-        if params["include_key"]:
-            secret = svc.find("Secret", "v1", name=params["key_secret"], namespace=params["namespace"])
-            if not secret["resources"]:
-                module.fail_json(msg="Secret %s/%s not found" % (params["namespace"], params["key_secret"]))
-            result["slurm_key_b64"] = slinky.secret_value(secret["resources"][0], params["key_name"])
+
+        def find(kind, api_version, **options):
+            try:
+                return svc.find(kind, api_version, **options)["resources"]
+            except CoreException as exc:
+                if kind != "Node":
+                    raise
+                module.fail_json(msg="slinky_info: reading the Nodes for pod_routes (needs list on nodes at cluster scope, "
+                                     "a ClusterRole): %s" % exc)
+
+        result, warnings = slinky.read_facts(find, params["namespace"], params["controller_selector"], params["port"],
+                                             params["service_name"], params["nodeport"], params["pod_routes"],
+                                             params["key_secret"] if params["include_key"] else None, params["key_name"])
+        for warning in warnings:
+            module.warn(warning)
     except CoreException as exc:
         module.fail_from_exception(exc)
     except slinky.SlinkyInfoError as exc:

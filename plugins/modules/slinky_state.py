@@ -1,0 +1,232 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026 slime.hybrid contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: slinky_state
+short_description: Read in one API session everything the slinky role would change or wait for
+version_added: 0.2.0
+description:
+  - The slinky role's one read of the cluster (the bare-metal side's is M(slime.hybrid.slurm_node_info)), so that a
+    converged cluster costs the role one module run; the filter C(slime.hybrid.slinky_drift) then says which parts
+    differ from what the role wants, and the role runs only those.
+  - Reads the API groups the server serves, the namespaces (their annotations), the Secrets named (their names, labels
+    and key names, never their data), each Helm release's last revision from Helm's own record (the Secrets of its
+    default storage driver - chart, version, appVersion, status and the values it was given), the chart each release
+    would be installed from (a chart directory or archive's C(Chart.yaml)), the objects named (OpenShift's SCCs and
+    their grants), and what the role waits for - the Slurm daemons' pods, the NodeSet pods, the controller's Service,
+    StatefulSet and rendered slurm.conf, and the operator's Deployment.
+  - Changes nothing.
+options:
+  namespace:
+    description: Namespace of the slurm chart.
+    type: str
+    default: slurm
+  operator_namespace:
+    description: Namespace of the Slinky operator.
+    type: str
+    default: slinky
+  operator_name:
+    description: Name of the operator's Deployment.
+    type: str
+    default: slurm-operator
+  namespaces:
+    description: Namespaces to read (the role's).
+    type: list
+    elements: str
+    default: []
+  secrets:
+    description: Secrets of O(namespace) to look for (the keys, the accounting database's password).
+    type: list
+    elements: str
+    default: []
+  releases:
+    description: Helm releases to read, each with the chart the role would install it from.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: Release name.
+        type: str
+        required: true
+      namespace:
+        description: Release namespace.
+        type: str
+        required: true
+      chart_ref:
+        description: The chart, as kubernetes.core.helm's C(chart_ref) (a directory or archive on this host is read).
+        type: str
+        required: true
+      chart_version:
+        description: The chart version asked for (a repository's or an OCI chart).
+        type: str
+  objects:
+    description:
+      - Further objects to read as they are, given as the role would apply them (each read by its C(apiVersion), C(kind),
+        C(metadata.name) and C(metadata.namespace)); C(objects) in the result holds each, in order, or C(null) where it
+        does not exist.
+    type: list
+    elements: dict
+    default: []
+  objects_api:
+    description: Read O(objects) only where the server serves this API (group/version), e.g. C(security.openshift.io/v1).
+    type: str
+  facts:
+    description:
+      - Also read what M(slime.hybrid.slinky_info) returns, with its options of the same names, into C(state.facts)
+        (C({cluster, slurm_key_b64, warnings})), or C(null) with C(state.facts_error) while no controller pod is
+        ready; C(playbooks/cluster_facts.yml) takes them from a run of the slinky role that changed nothing
+        (role output C(slinky_facts)) instead of reading the cluster again.
+      - With O(facts.include_key) the result holds the key, use C(no_log) on the task then.
+    type: dict
+    suboptions:
+      port:
+        description: slurmctld's port.
+        type: int
+        default: 6817
+      service_name:
+        description: Name of the controller Service; by default the NodePort Service exposing O(facts.port).
+        type: str
+      nodeport:
+        description: Look up the NodePort Service (not needed in network_mode routed).
+        type: bool
+        default: true
+      pod_routes:
+        description: Also read the Node objects for C(pod_routes) (needs list on nodes at cluster scope).
+        type: bool
+        default: false
+      include_key:
+        description: Also return the slurm.key (base64).
+        type: bool
+        default: false
+      key_secret:
+        description: Secret holding the key.
+        type: str
+        default: slurm-auth-slurm
+      key_name:
+        description: Key of the key in the Secret.
+        type: str
+        default: slurm.key
+  controller_selector:
+    description: Label selectors of the controller's pods, Service and StatefulSet.
+    type: list
+    elements: str
+    default: [app.kubernetes.io/name=slurmctld]
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - slime.hybrid.kubernetes_auth
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+requirements:
+  - kubernetes >= 24.2.0
+author:
+  - slime.hybrid contributors (@slime-hpc)
+"""
+
+EXAMPLES = r"""
+- name: Read what the slinky role would change or wait for
+  slime.hybrid.slinky_state:
+    namespace: slurm
+    namespaces: [slurm, slinky]
+    secrets: [slurm-auth-slurm, slurm-auth-jwt]
+    releases:
+      - {name: slurm, namespace: slurm, chart_ref: oci://ghcr.io/slinkyproject/charts/slurm, chart_version: 1.2.1}
+  register: slinky_state
+
+- name: Say which parts differ
+  ansible.builtin.debug:
+    msg: "{{ slinky_state.state | slime.hybrid.slinky_drift(want) }}"
+"""
+
+RETURN = r"""
+state:
+  description:
+    - What was read (plugins/module_utils/slinky_state.py, read()) - C(apis) (group/version), C(namespaces)
+      (by name, the existing ones, each with its annotations), C(secrets) (by name, the existing ones, each with its
+      labels and key names), C(releases) (by name, the installed ones, each with revision, status, chart, version,
+      app_version and values), C(charts) (by release, each with chart, version and app_version), C(objects),
+      C(daemons), C(workers) and C(controllers) (pods - name, labels, hostname, node, container images, phase,
+      addresses and conditions), C(services), C(statefulset), C(config_map) (its slurm.conf), C(operator) (whether it
+      is available), and with O(facts) C(facts) and C(facts_error).
+  returned: success
+  type: dict
+"""
+
+import copy
+
+from ansible_collections.kubernetes.core.plugins.module_utils.ansiblemodule import AnsibleModule
+from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
+
+from ansible_collections.slime.hybrid.plugins.module_utils import slinky_state
+
+
+def _api_groups(client):
+    """group/version of every API group the server serves (one request: /apis)."""
+    groups = client.client.request("get", "/apis").to_dict().get("groups") or []
+    return ["%s" % version["groupVersion"] for group in groups for version in group.get("versions") or []]
+
+
+def main():
+    argument_spec = dict(
+        copy.deepcopy(AUTH_ARG_SPEC),
+        namespace=dict(type="str", default="slurm"),
+        operator_namespace=dict(type="str", default="slinky"),
+        operator_name=dict(type="str", default="slurm-operator"),
+        namespaces=dict(type="list", elements="str", default=[]),
+        secrets=dict(type="list", elements="str", default=[], no_log=False),
+        releases=dict(type="list", elements="dict", default=[], options=dict(
+            name=dict(type="str", required=True), namespace=dict(type="str", required=True),
+            chart_ref=dict(type="str", required=True), chart_version=dict(type="str"))),
+        objects=dict(type="list", elements="dict", default=[]),
+        objects_api=dict(type="str"),
+        controller_selector=dict(type="list", elements="str", default=["app.kubernetes.io/name=slurmctld"]),
+        facts=dict(type="dict", options=dict(
+            port=dict(type="int", default=6817), service_name=dict(type="str"), nodeport=dict(type="bool", default=True),
+            pod_routes=dict(type="bool", default=False), include_key=dict(type="bool", default=False),
+            key_secret=dict(type="str", default="slurm-auth-slurm", no_log=False),
+            key_name=dict(type="str", default="slurm.key", no_log=False))),
+    )
+    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argument_spec, supports_check_mode=True)
+    params = module.params
+    try:
+        client = get_api_client(module)
+        svc = K8sService(client, module)
+
+        def find(kind, api_version, **options):
+            return svc.find(kind, api_version, **options)["resources"]
+
+        facts = params["facts"]
+        if facts is not None:
+            facts = {"port": facts["port"], "service_name": facts["service_name"], "with_nodeport": facts["nodeport"],
+                     "with_pod_routes": facts["pod_routes"], "key_secret": facts["key_secret"] if facts["include_key"] else None,
+                     "key_name": facts["key_name"]}
+        state = slinky_state.read(find, params["namespace"], params["operator_namespace"], params["operator_name"],
+                                  params["namespaces"], params["secrets"], params["releases"], params["controller_selector"],
+                                  params["objects"], params["objects_api"], _api_groups(client), facts)
+        for warning in (state.get("facts") or {}).get("warnings") or []:
+            module.warn(warning)
+    except CoreException as exc:
+        module.fail_from_exception(exc)
+    except slinky_state.SlinkyStateError as exc:
+        module.fail_json(msg="slinky_state: %s" % exc)
+    module.exit_json(changed=False, state=state)
+
+
+if __name__ == "__main__":
+    main()
