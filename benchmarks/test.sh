@@ -25,17 +25,17 @@ if [ "${BENCH_COLD:-0}" = 1 ]; then
 fi
 mkdir -p "$(dirname "$cache")"   # a fresh machine has no ~/.cache yet
 
-# busy and steal percent of the CPUs every 10 s, one line each
+# busy and steal percent of the CPUs and the 1-minute load average every 10 s, one line each
 sample() {
   local prev now
   prev=$(head -1 /proc/stat)
   while sleep 10; do
     now=$(head -1 /proc/stat)
-    awk -v a="$prev" -v b="$now" 'BEGIN {
+    awk -v a="$prev" -v b="$now" -v load="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
       n = split(a, x); split(b, y); total = 0
       for (i = 2; i <= n; i++) { d[i] = y[i] - x[i]; total += d[i] }
       idle = d[5] + d[6]
-      if (total > 0) printf "%.0f %.0f\n", 100 * (total - idle) / total, 100 * d[9] / total }'
+      if (total > 0) printf "%.0f %.0f %s\n", 100 * (total - idle) / total, 100 * d[9] / total, load }'
     prev=$now
   done
 }
@@ -43,13 +43,21 @@ sample >"$samples" &
 sampler=$!
 trap 'kill "$sampler" 2>/dev/null || true' EXIT
 
+# The machine's busy CPU-seconds (every process: this run's, and the labs' containers podman runs apart).
+busy() { awk -v hz="$(getconf CLK_TCK)" '/^cpu / { printf "%.0f", ($2 + $3 + $4 + $7 + $8 + $9) / hz }' /proc/stat; }
+b0=$(busy)
 t0=$SECONDS
 rc=0
 make --no-print-directory test >"$log" 2>&1 || rc=$?
 took=$((SECONDS - t0))
+b1=$(busy)
 kill "$sampler" 2>/dev/null || true
 echo "make test ($kind): $took s ($((took / 60)) min $((took % 60)) s), exit $rc"
 sed -n '/^=== make test: tiers/,$p' "$log" | tail -n +2
-awk '{ s += $1; st += $2; if ($1 > 90) hi++ } END {
-  if (NR) printf "CPU: %.0f %% busy on average (steal %.0f %%), above 90 %% in %.0f %% of %d samples\n", s / NR, st / NR, 100 * hi / NR, NR }' "$samples"
+# Each tier's line ends with the CPU-seconds of what it ran here (scripts/test-tiers.sh); the rest of the
+# machine's busy time went to the labs' containers (Kubernetes, Slurm, the hosts) and to nothing of ours.
+tiers=$(sed -n '/^=== make test: tiers/,$p' "$log" | grep -Eo '[0-9]+ CPU-s here' | awk '{ s += $1 } END { print s + 0 }')
+echo "CPU-seconds: $((b1 - b0)) busy in all, $tiers in the tiers' own processes (Ansible, molecule, pytest, helm, builds), $((b1 - b0 - tiers)) in the labs' containers and the rest"
+awk '{ s += $1; st += $2; if ($1 > 90) hi++; l += $3; if ($3 > lmax) lmax = $3 } END {
+  if (NR) printf "CPU: %.0f %% busy on average (steal %.0f %%), above 90 %% in %.0f %% of %d samples; load average %.1f on average, %.1f at most\n", s / NR, st / NR, 100 * hi / NR, NR, l / NR, lmax }' "$samples"
 exit "$rc"

@@ -72,18 +72,23 @@ run_tier() {
     return
   fi
   echo "=== tier $tier: make $tier${2:+ (beside another lane; its output is printed at the end)}"
+  # The CPU-seconds of make and everything it ran and waited for on this machine (Ansible, molecule, pytest,
+  # helm, kubectl, ssh, the Go builds; not the labs' containers, which podman runs apart): bash's `times`,
+  # whose second line is the children's user and system time, into $logs/TIER.cpu.
   if [ -n "${2:-}" ]; then
-    make --no-print-directory "$tier" 2>&1 | stamp >"$logs/$tier.log"
+    { (make --no-print-directory "$tier"; rc=$?; times >&3; exit $rc) 2>&1 | stamp >"$logs/$tier.log"; } 3>"$logs/$tier.cpu"
     rc=${PIPESTATUS[0]}
   else
-    make --no-print-directory "$tier" 2>&1 | stamp | tee "$logs/$tier.log"
+    { (make --no-print-directory "$tier"; rc=$?; times >&3; exit $rc) 2>&1 | stamp | tee "$logs/$tier.log"; } 3>"$logs/$tier.cpu"
     rc=${PIPESTATUS[0]}
   fi
   took=$((SECONDS - start))
+  cpu=$(awk 'function sec(t) { split(t, p, "m"); return p[1] * 60 + p[2] }
+             NR == 2 { printf "%.0f", sec($1) + sec($2) }' "$logs/$tier.cpu" 2>/dev/null)
   if [ "$rc" -eq 0 ]; then
-    echo "passed (${took} s)" >"$logs/$tier.result"
+    echo "passed (${took} s, ${cpu:-?} CPU-s here)" >"$logs/$tier.result"
   else
-    echo "FAILED (exit $rc after ${took} s): $(first_error "$logs/$tier.log")" >"$logs/$tier.result"
+    echo "FAILED (exit $rc after ${took} s, ${cpu:-?} CPU-s here): $(first_error "$logs/$tier.log")" >"$logs/$tier.result"
   fi
   [ -z "${2:-}" ] || echo "=== tier $tier (beside) ended: $(cat "$logs/$tier.result")"
 }
