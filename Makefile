@@ -22,7 +22,7 @@ unexport PYTHONDONTWRITEBYTECODE
 SLIME_VENDOR_DIR ?= $(firstword $(wildcard $(CURDIR)/../shared/vendor /work/shared/vendor))
 export SLIME_VENDOR_DIR
 
-.PHONY: deps deps-system ee-image collection demo kube-up kube-down test builds static unit k8s kube kube-modes kube-routed kube-openshift kube-faults integration sanity lint docs-check ee-check galaxy-check bench bench-kube bench-rerun bench-demo bench-test build
+.PHONY: deps deps-system ee-image collection demo doctor kube-up kube-down test builds static unit k8s kube kube-modes kube-routed kube-openshift kube-faults integration sanity lint docs-check ee-check galaxy-check bench bench-kube bench-rerun bench-demo bench-test build
 
 deps:
 	./scripts/install-deps.sh
@@ -63,6 +63,19 @@ demo: deps collection kube-up
 	@podman exec bm-1 timeout 60 srun -N4 -l hostname | sort
 	@echo; echo '$$ sacct -a -X   (the jobs in the accounting database, from the controller pod)'
 	@$(CTL) sacct --allusers -X -o JobID,JobName,User,State,NodeList%30
+	@echo
+	@echo 'Look around (each command as printed, from this directory):'
+	@echo '  $(CACHE)/k8s/bin/kubectl --kubeconfig $(CACHE)/kube/kubeconfig get pods -A -o wide'
+	@echo '  $(CACHE)/k8s/bin/kubectl --kubeconfig $(CACHE)/kube/kubeconfig -n slurm exec slurm-controller-0 -c slurmctld -- sinfo'
+	@echo '  podman exec bm-1 srun -N4 -l hostname          # a step across pods and metal, from bare metal'
+	@echo '  podman exec -it bm-1 bash                       # a shell on a bare-metal worker (sinfo, squeue, journalctl -u slurmd)'
+	@echo '  make doctor                                     # every network path, from every bare-metal host'
+	@echo '  make demo                                       # again: site.yml finds nothing to change'
+	@echo '  make kube-down                                  # remove the cluster and the hosts'
+
+# The doctor (playbooks/doctor.yml) on the lab make demo built: every path the network mode needs.
+doctor: deps collection
+	K8S_AUTH_KUBECONFIG=$(CACHE)/kube/kubeconfig ansible-playbook -i inventories/kube/hosts.yml playbooks/doctor.yml
 
 # Every test tier, with a closing summary; SKIP_TIERS="k8s ..." leaves tiers out on request. The
 # venv (make deps) installs beside the first builds (scripts/test-tiers.sh).
