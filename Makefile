@@ -58,9 +58,9 @@ demo: deps collection kube-up
 	@echo; echo '$$ sinfo -N -o "%N %T %f"   (in the controller pod)'
 	@$(CTL) sinfo -N -o '%N %T %f'
 	@echo; echo '$$ srun -N4 hostname   (pod and bare-metal workers in one step, from the controller pod)'
-	@$(CTL) timeout 60 srun -N4 -l hostname | sort
+	@set -o pipefail; $(CTL) timeout 60 srun -N4 -l hostname | sort
 	@echo; echo '$$ srun -N4 hostname   (launched from bare-metal host bm-1)'
-	@podman exec bm-1 timeout 60 srun -N4 -l hostname | sort
+	@set -o pipefail; podman exec bm-1 timeout 60 srun -N4 -l hostname | sort
 	@echo; echo '$$ sacct -a -X   (the jobs in the accounting database, from the controller pod)'
 	@$(CTL) sacct --allusers -X -o JobID,JobName,User,State,NodeList%30
 	@echo

@@ -4,6 +4,15 @@ Looks for every 16-byte window of the raw secret (so a partial dump counts), its
 (whole, and each 48-byte aligned block as it would appear inside longer base64), and its
 hex. Prints which file holds which kind of trace, never the secret itself.
 
+And its base64 text inside base64, as the Metal3 user-data Secret holds slurm.key: the Secret
+(roles/metal3_hosts, plugins/module_utils/metal3.py user_data_secret) holds base64(document),
+and the document (filter worker_user_data, plugins/module_utils/cloud_init.py) holds the key
+as its base64 text (write_files content, encoding b64). How that text is encoded again depends
+on its byte offset in the document modulo 3, its alignment: "base64 in base64 (alignment N)"
+is the base64 of the key's base64 text (48-char windows of it, every 16th char, when longer:
+so also when the text was given wrapped in lines of 64 chars or more), cut to start on a
+3-byte boundary of a document that holds the text at an offset of N modulo 3.
+
 usage: python scan_for_secrets.py SECRET_FILE [SECRET_FILE...] -- FILE [FILE...]
 exit 0: clean; 1: a trace was found; 2: usage error.
 """
@@ -11,6 +20,15 @@ exit 0: clean; 1: a trace was found; 2: usage error.
 import base64
 import binascii
 import sys
+
+
+def base64_windows(secret):
+    """(start, text): the secret's base64 text whole when it is 48 chars or less, else its
+    48-char windows every 16th char (each line of 64 chars or more holds one whole)."""
+    text = base64.b64encode(secret)
+    if len(text) <= 48:
+        return [(0, text)]
+    return [(start, text[start:start + 48]) for start in range(0, len(text) - 47, 16)]
 
 
 def patterns(secret):
@@ -21,6 +39,13 @@ def patterns(secret):
     for start in range(0, len(secret) - 47, 48):
         found.append(("base64 block", base64.b64encode(secret[start:start + 48])))
     found.append(("hex", binascii.hexlify(secret[:32])))
+    for start, text in base64_windows(secret):
+        for cut in range(3):
+            # text[cut:] starts on a 3-byte boundary of the document when the secret's base64 starts at
+            # an offset of -(start + cut) modulo 3 there; only whole 3-byte groups encode the same anywhere
+            inner = text[cut:cut + (len(text) - cut) // 3 * 3]
+            if inner:
+                found.append(("base64 in base64 (alignment %d)" % (-(start + cut) % 3), base64.b64encode(inner)))
     return found
 
 

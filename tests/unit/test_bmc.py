@@ -15,6 +15,7 @@ __metaclass__ = type
 
 import errno
 import socket
+import threading
 import time
 
 import pytest
@@ -277,14 +278,25 @@ def test_ipmi_wrong_password_line_without_password():
 
 
 def test_ipmi_hang_is_a_timeout():
+    """A session that never answers (it blocks until the test releases it, after the call returned):
+    check_ipmi stops waiting for it and says so, while the session is still blocked."""
+    called, release, returned = threading.Event(), threading.Event(), threading.Event()
+
     def power(h, p):
-        time.sleep(5)
+        called.set()
+        release.wait(30)  # released only after check_ipmi returned (30 s: only a broken check_ipmi waits that long)
+        returned.set()
+        return {"powerstate": "on"}
 
     parsed = bmc.metal3.parse_bmc_address("ipmi://10.0.0.9")
-    start = time.time()
-    res = bmc.check_ipmi(host(address="ipmi://10.0.0.9"), parsed, 0.2, power=power)
-    assert time.time() - start < 2
+    try:
+        res = bmc.check_ipmi(host(address="ipmi://10.0.0.9"), parsed, 0.2, power=power)
+        assert not returned.is_set()  # check_ipmi returned while the session still hung
+        assert called.wait(60)  # and that session was really asked for
+    finally:
+        release.set()
     assert res["message"] == "ipmi://10.0.0.9:623: unreachable (no IPMI session within 0.2 s)"
+    assert res["ok"] is False and res["power_state"] is None
 
 
 def test_ipmi_error_answer():
@@ -303,15 +315,35 @@ def test_password_never_in_message_even_if_the_library_says_it():
 
 
 def test_run_preflight_is_parallel_and_keeps_order():
-    def slow(h, timeout):
-        time.sleep(0.3)
+    """Each check stamps its own start and end: every check starts before any ends (they run at once),
+    and the results come in the hosts' order although the checks end in the reverse order."""
+    order = ["node-%d" % i for i in range(6)]
+    started, ended = {}, {}
+    # All checks meet here before any goes on. Its 10 s only keep a run that is not parallel from
+    # hanging: the barrier breaks, each check ends at once, and the asserts below say why.
+    together = threading.Barrier(len(order), timeout=10)
+    done = dict((name, threading.Event()) for name in order)
+
+    def check(h, timeout):
+        started[h["name"]] = time.monotonic()
+        try:
+            together.wait()
+        except threading.BrokenBarrierError:
+            pass
+        else:
+            index = order.index(h["name"])
+            if index + 1 < len(order):
+                done[order[index + 1]].wait(10)  # node-5 ends first, node-0 last
+        ended[h["name"]] = time.monotonic()
+        done[h["name"]].set()
         return {"name": h["name"], "ok": True, "message": "ok"}
 
-    hosts = [host(name="node-%d" % i) for i in range(6)]
-    start = time.time()
-    results = bmc.run_preflight(hosts, 1, check=slow)
-    assert [r["name"] for r in results] == ["node-%d" % i for i in range(6)]
-    assert time.time() - start < 1.2
+    results = bmc.run_preflight([host(name=name) for name in order], 1, check=check)
+    assert [r["name"] for r in results] == order
+    assert sorted(started) == sorted(ended) == sorted(order)
+    assert max(started.values()) < min(ended.values()), "a check ended before another started: %s" % sorted(
+        [(stamp, name, "start") for name, stamp in started.items()] + [(stamp, name, "end") for name, stamp in ended.items()])
+    assert sorted(ended, key=ended.get) == order[::-1]
 
 
 def test_missing_library(monkeypatch):

@@ -22,17 +22,19 @@ NODES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "scontrol_show
 
 
 def fake_slurm(tmp_path, squeue):
-    """A 'command' prefix: runs squeue/scontrol/date as this script answers them."""
+    """A 'command' prefix: runs squeue/scontrol/date as this script answers them, and notes each
+    command it is asked to run in the file calls (one line each, see _calls)."""
     (tmp_path / "squeue.txt").write_text(squeue)
     script = tmp_path / "slurm"
     script.write_text(
         "#!/bin/sh\n"
+        'echo "$1" >>%s\n'
         'case "$1" in\n'
         "  squeue) cat %s ;;\n"
         "  scontrol) cat %s ;;\n"
         "  date) echo poll >>%s; echo 2026-11-22T09:00:00 ;;\n"
         "  *) echo unknown >&2; exit 2 ;;\n"
-        "esac\n" % (tmp_path / "squeue.txt", os.path.abspath(NODES), tmp_path / "polls"))
+        "esac\n" % (tmp_path / "calls", tmp_path / "squeue.txt", os.path.abspath(NODES), tmp_path / "polls"))
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return [str(script)]
 
@@ -44,6 +46,24 @@ def _polls(args):
         return 0
     with open(counter) as stream:
         return len(stream.readlines())
+
+
+def _calls(args):
+    """{command: how many times the plugin ran it} through the fake_slurm command."""
+    path = os.path.join(os.path.dirname(args["command"][0]), "calls")
+    if not os.path.exists(path):
+        return {}
+    with open(path) as stream:
+        lines = stream.read().split()
+    return dict((name, lines.count(name)) for name in set(lines))
+
+
+def assert_polled(args, polls):
+    """The plugin really polled before a test concludes "no event": `polls` whole polls (each asks
+    squeue, scontrol and date, in this order) and the next one begun, as first_events waits for."""
+    assert _polls(args) > polls, "the plugin answered %d poll(s); the test needs %d" % (_polls(args), polls + 1)
+    calls = _calls(args)
+    assert min(calls.get("squeue", 0), calls.get("scontrol", 0)) > polls, calls
 
 
 async def first_events(args, polls):
@@ -74,13 +94,18 @@ def test_pending_bare_metal_job_makes_one_scale_out_event(tmp_path):
 
 def test_no_event_while_nothing_is_to_change(tmp_path):
     command = fake_slurm(tmp_path, "41|PENDING|1|pod|Resources||all\n")
-    assert asyncio.run(first_events({"command": command, "hosts": ["bm-9"], "interval": 0}, 2)) == []
+    args = {"command": command, "hosts": ["bm-9"], "interval": 0}
+    assert asyncio.run(first_events(args, 2)) == []
+    assert_polled(args, 2)  # two polls saw the queue and decided nothing
 
 
 def test_a_failing_poll_is_logged_and_polling_goes_on(tmp_path, caplog):
     command = fake_slurm(tmp_path, "not|squeue|output\n")
-    assert asyncio.run(first_events({"command": command, "hosts": ["bm-9"], "interval": 0}, 2)) == []
+    args = {"command": command, "hosts": ["bm-9"], "interval": 0}
+    assert asyncio.run(first_events(args, 2)) == []
     assert "does not have the fields" in caplog.text
+    assert_polled(args, 2)  # polling went on after the first failing poll
+    assert caplog.text.count("does not have the fields") >= 2
 
 
 def test_bad_policy_options_are_refused_at_start(tmp_path):

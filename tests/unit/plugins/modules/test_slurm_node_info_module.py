@@ -43,7 +43,8 @@ def test_the_conf_server_wait_reports_what_it_saw(run_module, closed_port):
     plan = worker.plan(MODEL, SETTINGS)
     run = run_module(plan=plan, name="bm-1", slurm_key_b64=KEY, conf_server={"host": "127.0.0.1", "port": closed_port, "timeout": 0.6})
     assert run.rc == 0 and run.result["conf_server"]["state"] == "refused"
-    assert 0.5 <= run.result["conf_server"]["seconds"] < 3
+    # it went on trying until its timeout had passed (a refused port may open a moment later)
+    assert run.result["conf_server"]["seconds"] >= 0.6
 
 
 def test_refuses_a_bad_key_without_echoing_it_and_a_plan_that_is_not_one(run_module):
