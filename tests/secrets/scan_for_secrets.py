@@ -9,9 +9,9 @@ And its base64 text inside base64, as the Metal3 user-data Secret holds slurm.ke
 and the document (filter worker_user_data, plugins/module_utils/cloud_init.py) holds the key
 as its base64 text (write_files content, encoding b64). How that text is encoded again depends
 on its byte offset in the document modulo 3, its alignment: "base64 in base64 (alignment N)"
-is the base64 of the key's base64 text (48-char windows of it, every 16th char, when longer:
-so also when the text was given wrapped in lines of 64 chars or more), cut to start on a
-3-byte boundary of a document that holds the text at an offset of N modulo 3.
+is the base64 of the key's base64 text (each 64-char block of it: so also when the text was
+given wrapped in lines of 64 chars or more), cut to start on a 3-byte boundary of a document
+that holds the text at an offset of N modulo 3.
 
 usage: python scan_for_secrets.py SECRET_FILE [SECRET_FILE...] -- FILE [FILE...]
 exit 0: clean; 1: a trace was found; 2: usage error.
@@ -22,13 +22,12 @@ import binascii
 import sys
 
 
-def base64_windows(secret):
-    """(start, text): the secret's base64 text whole when it is 48 chars or less, else its
-    48-char windows every 16th char (each line of 64 chars or more holds one whole)."""
+def base64_blocks(secret):
+    """(start, text): the secret's base64 text in 64-char blocks (whole when shorter), the base64
+    of its 48-byte blocks: the first line of the text wrapped in lines of 64 chars or more holds
+    the first block whole."""
     text = base64.b64encode(secret)
-    if len(text) <= 48:
-        return [(0, text)]
-    return [(start, text[start:start + 48]) for start in range(0, len(text) - 47, 16)]
+    return [(start, text[start:start + 64]) for start in range(0, max(1, len(text) - 63), 64)]
 
 
 def patterns(secret):
@@ -39,7 +38,7 @@ def patterns(secret):
     for start in range(0, len(secret) - 47, 48):
         found.append(("base64 block", base64.b64encode(secret[start:start + 48])))
     found.append(("hex", binascii.hexlify(secret[:32])))
-    for start, text in base64_windows(secret):
+    for start, text in base64_blocks(secret):
         for cut in range(3):
             # text[cut:] starts on a 3-byte boundary of the document when the secret's base64 starts at
             # an offset of -(start + cut) modulo 3 there; only whole 3-byte groups encode the same anywhere

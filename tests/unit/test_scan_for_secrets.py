@@ -119,7 +119,7 @@ def wrapped(secret):
 @pytest.mark.parametrize("name", ["bm-1", "bm-12", "bm-123"])
 def test_a_wrapped_key_is_found_in_the_document_and_in_its_secret(tmp_path, capsys, name):
     """A 1024-byte key given in 76-char lines goes into the document so (a literal block): its lines
-    sit at every alignment, each line holds base64 windows of the key."""
+    sit at every alignment; its first line holds the first 64-char block of the key's base64."""
     secret = KEYS["1024 bytes"]
     document = user_data(name, wrapped(secret))
     assert base64.b64encode(secret).decode() not in document  # not as one piece: wrapped
