@@ -30,9 +30,17 @@ t0=$SECONDS
 mkdir -p "$KUBE_DIR"
 build_log=$KUBE_DIR/build.log
 : >"$build_log"
-build() {  # build WHAT CMD...: output to $build_log, shown when it fails
+build() {  # build CMD...: output to $build_log, shown when it fails; each step said as it ends, with its time
+  local t=$SECONDS
   "$@" >>"$build_log" 2>&1 || die "$1 failed: $(tail -15 "$build_log")"
+  log "  ${1#"$repo"/}: done ($((SECONDS - t)) s)"
 }
+# A first run builds everything from source: say so, and roughly how long, before the long quiet part.
+if [ ! -x "$KUBE_BIN/kubelet" ] || ! podman image exists "$KUBE_NODE_IMAGE" 2>/dev/null; then
+  log "first run: building the Kubernetes binaries, Slinky's operator, CoreDNS and cert-manager (one go build), the"
+  log "  hosts' and nodes' images and Slinky's containers (debootstrap, apt): about 8-12 minutes on 2 cores, once;"
+  log "  each step is named as it ends. Logs: $build_log, $KUBE_DIR/build-images.log, $KUBE_DIR/build-node.log"
+fi
 # On a first run the builds overlap: the images made from Debian's packages (the hosts', Slinky's
 # and the nodes': debootstrap, apt, mostly waiting on the mirror and the disk) beside the Go build
 # (Kubernetes, CoreDNS, cert-manager, Slinky's operator in one), which keeps both CPUs busy. Each
@@ -55,11 +63,13 @@ build "$repo/tests/k8s/k8s-test-bins.sh"       # kubelet, kube-proxy, kubectl, t
 build "$repo/tests/k8s/slinky-charts.sh"       # Slinky's charts
 build "$here/cert-manager-chart.sh"            # cert-manager's chart
 wait "$images_pid" || die "the bare-metal hosts' image or Slinky's containers failed: $(tail -15 "$images_log")"
+log "  the bare-metal hosts' image and Slinky's containers: ready"
 build "$here/images.sh" --require-all          # the pods' other images (Go binaries, pause), the rest cached
 pause_ref=$("$here/images.sh" list | sed -n 's/^pause=//p')
 grep -qF "sandbox_image = \"$pause_ref\"" "$here/node/containerd.toml" \
   || die "lab/kube/node/containerd.toml must name the sandbox image lab/kube/images.sh builds ($pause_ref)"
 wait "$node_pid" || die "the node image $KUBE_NODE_IMAGE failed: $(tail -15 "$node_log")"
+log "  the node image: ready"
 # The archives this lab's nodes import: all.tar, mariadb.tar where the collection runs the accounting
 # database (SLIME_LAB_ACCOUNTING not false, as the lab inventory reads it), prometheus.tar where a test
 # scrapes (SLIME_LAB_PROMETHEUS=true: molecule ee and kube).
