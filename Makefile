@@ -63,19 +63,12 @@ demo: deps collection kube-up
 	@set -o pipefail; podman exec bm-1 timeout 60 srun -N4 -l hostname | sort
 	@echo; echo '$$ sacct -a -X   (the jobs in the accounting database, from the controller pod)'
 	@$(CTL) sacct --allusers -X -o JobID,JobName,User,State,NodeList%30
-	@echo
-	@echo 'Look around (each command as printed, from this directory):'
-	@echo '  $(CACHE)/k8s/bin/kubectl --kubeconfig $(CACHE)/kube/kubeconfig get pods -A -o wide'
-	@echo '  $(CACHE)/k8s/bin/kubectl --kubeconfig $(CACHE)/kube/kubeconfig -n slurm exec slurm-controller-0 -c slurmctld -- sinfo'
-	@echo '  podman exec bm-1 srun -N4 -l hostname          # a step across pods and metal, from bare metal'
-	@echo '  podman exec -it bm-1 bash                       # a shell on a bare-metal worker (sinfo, squeue, journalctl -u slurmd)'
-	@echo '  make doctor                                     # every network path, from every bare-metal host'
-	@echo '  make demo                                       # again: site.yml finds nothing to change'
-	@echo '  make kube-down                                  # remove the cluster and the hosts'
+	@echo; ./lab/kube/next-steps.sh
 
-# The doctor (playbooks/doctor.yml) on the lab make demo built: every path the network mode needs.
+# The doctor (playbooks/doctor.yml) on the lab make demo built (SLIME_LAB_SLOT: another lab): every path the
+# network mode needs, from every bare-metal host.
 doctor: deps collection
-	K8S_AUTH_KUBECONFIG=$(CACHE)/kube/kubeconfig ansible-playbook -i inventories/kube/hosts.yml playbooks/doctor.yml
+	K8S_AUTH_KUBECONFIG=$(CACHE)/kube$(SLIME_LAB_SLOT)/kubeconfig ansible-playbook -i inventories/kube/hosts.yml playbooks/doctor.yml
 
 # Every test tier, with a closing summary; SKIP_TIERS="k8s ..." leaves tiers out on request. The
 # venv (make deps) installs beside the first builds (scripts/test-tiers.sh).
@@ -154,7 +147,7 @@ kube: collection
 	molecule reset -s kube
 	molecule test -s ee --destroy never
 	molecule verify -s kube
-	./lab/kube/down.sh
+	$(MAKE) --no-print-directory kube-down
 
 # The other network modes on a real Kubernetes: kube-routed and kube-openshift (hostnetwork, with
 # OpenShift's SCC admission), each from a cluster of its own (a NodeSet takes a new network only

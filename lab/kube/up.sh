@@ -30,22 +30,35 @@ t0=$SECONDS
 mkdir -p "$KUBE_DIR"
 build_log=$KUBE_DIR/build.log
 : >"$build_log"
-build() {  # build CMD...: output to $build_log, shown when it fails; each step said as it ends, with its time
-  local t=$SECONDS
-  "$@" >>"$build_log" 2>&1 || die "$1 failed: $(tail -15 "$build_log")"
-  log "  ${1#"$repo"/}: done ($((SECONDS - t)) s)"
+# waiting PID WHAT: wait for a build, saying every minute that it still runs (a first run's builds are long and
+# quiet); its status is wait's.
+waiting() {
+  local t=$SECONDS next=60
+  while kill -0 "$1" 2>/dev/null; do
+    sleep 2
+    if [ $((SECONDS - t)) -ge $next ]; then log "  $2: still building ($((SECONDS - t)) s)"; next=$((next + 60)); fi
+  done
+  wait "$1"
+}
+build() {  # build CMD...: output to $build_log, shown when it fails; each step said as it starts and ends, with its time
+  local t=$SECONDS what=${1#"$repo"/}
+  log "  $what: ..."
+  "$@" >>"$build_log" 2>&1 &
+  waiting $! "$what" || die "$1 failed: $(tail -15 "$build_log")"
+  log "  $what: done ($((SECONDS - t)) s)"
 }
 # A first run builds everything from source: say so, and roughly how long, before the long quiet part.
 if [ ! -x "$KUBE_BIN/kubelet" ] || ! podman image exists "$KUBE_NODE_IMAGE" 2>/dev/null; then
   log "first run: building the Kubernetes binaries, Slinky's operator, CoreDNS and cert-manager (one go build), the"
   log "  hosts' and nodes' images and Slinky's containers (debootstrap, apt): about 8-12 minutes on 2 cores, once;"
-  log "  each step is named as it ends. Logs: $build_log, $KUBE_DIR/build-images.log, $KUBE_DIR/build-node.log"
+  log "  each step is named as it starts and ends. Logs: $build_log, $KUBE_DIR/build-images.log, $KUBE_DIR/build-node.log"
 fi
 # On a first run the builds overlap: the images made from Debian's packages (the hosts', Slinky's
 # and the nodes': debootstrap, apt, mostly waiting on the mirror and the disk) beside the Go build
 # (Kubernetes, CoreDNS, cert-manager, Slinky's operator in one), which keeps both CPUs busy. Each
 # has a log of its own.
 images_log=$KUBE_DIR/build-images.log node_log=$KUBE_DIR/build-node.log
+log "  the bare-metal hosts' image and Slinky's containers: ... (beside the next steps)"
 ( "$repo/lab/build-image.sh" && "$here/images.sh" slurmctld slurmd slurmrestd login logfile ) >"$images_log" 2>&1 &
 images_pid=$!
 node_image() {  # the node containers' image (Debian trixie: systemd, containerd, runc, CNI plugins)
@@ -57,18 +70,19 @@ node_image() {  # the node containers' image (Debian trixie: systemd, containerd
       -t "$KUBE_NODE_IMAGE" -f "$here/node/Containerfile" "$here/node" >/dev/null
   fi
 }
+log "  the node image: ... (beside the next steps)"
 node_image >"$node_log" 2>&1 &
 node_pid=$!
 build "$repo/tests/k8s/k8s-test-bins.sh"       # kubelet, kube-proxy, kubectl, the control plane, helm, Slinky's operator, CoreDNS, cert-manager
 build "$repo/tests/k8s/slinky-charts.sh"       # Slinky's charts
 build "$here/cert-manager-chart.sh"            # cert-manager's chart
-wait "$images_pid" || die "the bare-metal hosts' image or Slinky's containers failed: $(tail -15 "$images_log")"
+waiting "$images_pid" "the bare-metal hosts' image and Slinky's containers" || die "the bare-metal hosts' image or Slinky's containers failed: $(tail -15 "$images_log")"
 log "  the bare-metal hosts' image and Slinky's containers: ready"
 build "$here/images.sh" --require-all          # the pods' other images (Go binaries, pause), the rest cached
 pause_ref=$("$here/images.sh" list | sed -n 's/^pause=//p')
 grep -qF "sandbox_image = \"$pause_ref\"" "$here/node/containerd.toml" \
   || die "lab/kube/node/containerd.toml must name the sandbox image lab/kube/images.sh builds ($pause_ref)"
-wait "$node_pid" || die "the node image $KUBE_NODE_IMAGE failed: $(tail -15 "$node_log")"
+waiting "$node_pid" "the node image" || die "the node image $KUBE_NODE_IMAGE failed: $(tail -15 "$node_log")"
 log "  the node image: ready"
 # The archives this lab's nodes import: all.tar, mariadb.tar where the collection runs the accounting
 # database (SLIME_LAB_ACCOUNTING not false, as the lab inventory reads it), prometheus.tar where a test
