@@ -224,6 +224,26 @@ def cluster_facts(pods, services, port=6817, service_name=None, with_nodeport=Tr
     return facts
 
 
+# The options of what module slinky_info reads, which module slinky_state also takes (its option facts): one
+# argument spec for both, and the read_facts() keywords they make.
+FACTS_OPTIONS = {
+    "port": {"type": "int", "default": 6817},
+    "service_name": {"type": "str"},
+    "nodeport": {"type": "bool", "default": True},
+    "pod_routes": {"type": "bool", "default": False},
+    "include_key": {"type": "bool", "default": False},
+    "key_secret": {"type": "str", "default": "slurm-auth-slurm", "no_log": False},
+    "key_name": {"type": "str", "default": "slurm.key", "no_log": False},
+}
+
+
+def facts_keywords(options):
+    """read_facts()'s keywords for the FACTS_OPTIONS a module was given (the key only with include_key)."""
+    return {"port": options["port"], "service_name": options["service_name"], "with_nodeport": options["nodeport"],
+            "with_pod_routes": options["pod_routes"], "key_secret": options["key_secret"] if options["include_key"] else None,
+            "key_name": options["key_name"]}
+
+
 def read_facts(find, namespace="slurm", controller_selector=("app.kubernetes.io/name=slurmctld",), port=6817,
                service_name=None, with_nodeport=True, with_pod_routes=False, key_secret=None, key_name="slurm.key"):
     """What module slinky_info returns, read through find(kind, api_version, name=None, namespace=None,

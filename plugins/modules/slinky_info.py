@@ -148,13 +148,7 @@ def main():
         copy.deepcopy(AUTH_ARG_SPEC),
         namespace=dict(type="str", default="slurm"),
         controller_selector=dict(type="list", elements="str", default=["app.kubernetes.io/name=slurmctld"]),
-        service_name=dict(type="str"),
-        nodeport=dict(type="bool", default=True),
-        port=dict(type="int", default=6817),
-        pod_routes=dict(type="bool", default=False),
-        include_key=dict(type="bool", default=False),
-        key_secret=dict(type="str", default="slurm-auth-slurm", no_log=False),
-        key_name=dict(type="str", default="slurm.key", no_log=False),
+        **copy.deepcopy(slinky.FACTS_OPTIONS)
     )
     module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
@@ -170,9 +164,8 @@ def main():
                 module.fail_json(msg="slinky_info: reading the Nodes for pod_routes (needs list on nodes at cluster scope, "
                                      "a ClusterRole): %s" % exc)
 
-        result, warnings = slinky.read_facts(find, params["namespace"], params["controller_selector"], params["port"],
-                                             params["service_name"], params["nodeport"], params["pod_routes"],
-                                             params["key_secret"] if params["include_key"] else None, params["key_name"])
+        result, warnings = slinky.read_facts(find, params["namespace"], params["controller_selector"],
+                                             **slinky.facts_keywords(params))
         for warning in warnings:
             module.warn(warning)
     except CoreException as exc:

@@ -173,7 +173,7 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import An
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
 
-from ansible_collections.slime.hybrid.plugins.module_utils import slinky_state
+from ansible_collections.slime.hybrid.plugins.module_utils import slinky, slinky_state
 
 
 def _api_groups(client):
@@ -196,11 +196,7 @@ def main():
         objects=dict(type="list", elements="dict", default=[]),
         objects_api=dict(type="str"),
         controller_selector=dict(type="list", elements="str", default=["app.kubernetes.io/name=slurmctld"]),
-        facts=dict(type="dict", options=dict(
-            port=dict(type="int", default=6817), service_name=dict(type="str"), nodeport=dict(type="bool", default=True),
-            pod_routes=dict(type="bool", default=False), include_key=dict(type="bool", default=False),
-            key_secret=dict(type="str", default="slurm-auth-slurm", no_log=False),
-            key_name=dict(type="str", default="slurm.key", no_log=False))),
+        facts=dict(type="dict", options=copy.deepcopy(slinky.FACTS_OPTIONS)),
     )
     module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argument_spec, supports_check_mode=True)
     params = module.params
@@ -211,11 +207,7 @@ def main():
         def find(kind, api_version, **options):
             return svc.find(kind, api_version, **options)["resources"]
 
-        facts = params["facts"]
-        if facts is not None:
-            facts = {"port": facts["port"], "service_name": facts["service_name"], "with_nodeport": facts["nodeport"],
-                     "with_pod_routes": facts["pod_routes"], "key_secret": facts["key_secret"] if facts["include_key"] else None,
-                     "key_name": facts["key_name"]}
+        facts = slinky.facts_keywords(params["facts"]) if params["facts"] is not None else None
         state = slinky_state.read(find, params["namespace"], params["operator_namespace"], params["operator_name"],
                                   params["namespaces"], params["secrets"], params["releases"], params["controller_selector"],
                                   params["objects"], params["objects_api"], _api_groups(client), facts)

@@ -246,3 +246,9 @@ def test_no_ready_controller_leaves_the_facts_to_a_later_read():
     state = read(cluster, facts=FACTS)
     assert state["facts"] is None and state["facts_error"].startswith("no running and ready controller pod")
     assert ss.drift(state, WANT)["wait"] == ["no ready controller pod"]
+
+
+def test_both_modules_read_the_facts_with_the_same_keywords():
+    given = {name: spec.get("default") for name, spec in ss.slinky.FACTS_OPTIONS.items()}
+    assert ss.slinky.facts_keywords(dict(given, include_key=True)) == FACTS
+    assert ss.slinky.facts_keywords(given)["key_secret"] is None
