@@ -8,6 +8,7 @@ __metaclass__ = type
 
 import base64
 import json
+import os
 
 import pytest
 from ansible.errors import AnsibleFilterError
@@ -171,8 +172,11 @@ def test_scontrol_nodes_and_slurm_node_available(filters, fixture_text):
 
 
 def test_pod_host_addresses(filters, fixture_text):
-    pods = json.loads(fixture_text("k8s_pods_slurm_workers.json"))
-    assert filters["pod_host_addresses"](pods) == {"pod-1": "10.127.0.51", "pod-2": "10.127.0.52"}
+    # the lab's NodeSet pods (tests/unit/fixtures/k8s/capture.sh): Slurm nodes slinky-0 and slinky-1
+    pods = json.loads(fixture_text(os.path.join("k8s", "slurm_worker_pods.json")))["worker_pods"]
+    host_ips = dict((pod["metadata"]["name"], pod["status"]["hostIP"]) for pod in pods)
+    assert filters["pod_host_addresses"](pods) == {"slinky-0": host_ips["slurm-worker-slinky-0"],
+                                                   "slinky-1": host_ips["slurm-worker-slinky-1"]}
     assert filters["pod_host_addresses"]([]) == {}
 
 

@@ -7,19 +7,47 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import copy
 import json
+import os
 
 import pytest
 
 from ansible_collections.slime.hybrid.plugins.module_utils import node_addr, scontrol
 
 FIXTURE = "scontrol_show_node_26.05.txt"
-PODS_FIXTURE = "k8s_pods_slurm_workers.json"
+PODS_FIXTURE = os.path.join("k8s", "slurm_worker_pods.json")
 
 
 @pytest.fixture
 def current(fixture_text):
     return scontrol.parse_nodes(fixture_text(FIXTURE))
+
+
+@pytest.fixture
+def worker_pods(fixture_text):
+    """The lab's NodeSet pods as the API returned them (tests/unit/fixtures/k8s/capture.sh):
+    slurm-worker-slinky-0 and -1, Running, their Slurm node names slinky-0 and slinky-1 in spec.hostname."""
+    return json.loads(fixture_text(PODS_FIXTURE))["worker_pods"]
+
+
+def _without_hostname(pod):
+    pod = copy.deepcopy(pod)
+    del pod["spec"]["hostname"]
+    return pod
+
+
+def _unscheduled(pod, index):
+    """Replica INDEX of the pod's NodeSet as the API shows it before the scheduler found it a node."""
+    pod = copy.deepcopy(pod)
+    pod["metadata"]["name"] = "slurm-worker-slinky-%d" % index
+    pod["spec"]["hostname"] = "slinky-%d" % index
+    del pod["spec"]["nodeName"]
+    pod["status"] = {"phase": "Pending", "qosClass": pod["status"]["qosClass"], "conditions": [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "lastProbeTime": None,
+         "message": "0/3 nodes are available: 3 node(s) didn't have free ports for the requested pod ports.",
+         "lastTransitionTime": pod["metadata"]["creationTimestamp"]}]}
+    return pod
 
 
 def change(before_addr, after_addr, before_host, after_host=None):
@@ -248,11 +276,15 @@ def test_diff_text_one_sorted_line_per_node():
 # --- pod_host_addresses ----------------------------------------------------------------------------
 
 
-def test_pod_host_addresses_from_kubernetes_pods(fixture_text):
-    pods = json.loads(fixture_text(PODS_FIXTURE))
-    # slurm-worker-slinky-0 is pod-1 by spec.hostname; pod-2 has no spec.hostname;
-    # the Pending pod (pod-3) has no status.hostIP yet.
-    assert node_addr.pod_host_addresses(pods) == {"pod-1": "10.127.0.51", "pod-2": "10.127.0.52"}
+def test_pod_host_addresses_from_kubernetes_pods(worker_pods):
+    first, second = worker_pods
+    assert [p["spec"]["hostname"] for p in worker_pods] == ["slinky-0", "slinky-1"]
+    assert node_addr.pod_host_addresses(worker_pods) == {"slinky-0": first["status"]["hostIP"],
+                                                         "slinky-1": second["status"]["hostIP"]}
+    # a pod without spec.hostname goes by its name; the Pending pod has no status.hostIP yet.
+    pods = [first, _without_hostname(second), _unscheduled(first, 2)]
+    assert node_addr.pod_host_addresses(pods) == {"slinky-0": first["status"]["hostIP"],
+                                                  "slurm-worker-slinky-1": second["status"]["hostIP"]}
 
 
 @pytest.mark.parametrize(
@@ -296,12 +328,15 @@ def test_parse_current_without_nodes(text):
     assert scontrol.parse_nodes(text) == {}
 
 
-def test_pods_to_update_commands(current, fixture_text):
+def test_pods_to_update_commands(current, worker_pods):
     """What fix_nodeaddr.yml does: pods' host IPs for the nodes with feature pod."""
-    addresses = node_addr.pod_host_addresses(json.loads(fixture_text(PODS_FIXTURE)))
+    # The scontrol capture's pod node is pod-1: the first captured pod under that hostname.
+    pod = copy.deepcopy(worker_pods[0])
+    pod["spec"]["hostname"] = "pod-1"
+    addresses = node_addr.pod_host_addresses([pod] + worker_pods[1:])
     selected = node_addr.select_nodes(current, ["pod"])
     desired, errors = node_addr.normalize_desired(dict((n, addresses[n]) for n in selected if n in addresses))
     assert errors == []
     changes, unknown = node_addr.plan(current, desired)
     assert unknown == []
-    assert node_addr.update_commands(changes) == [["update", "NodeName=pod-1", "NodeAddr=10.127.0.51"]]
+    assert node_addr.update_commands(changes) == [["update", "NodeName=pod-1", "NodeAddr=" + pod["status"]["hostIP"]]]

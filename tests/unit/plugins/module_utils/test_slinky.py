@@ -24,8 +24,25 @@ from ansible_collections.slime.hybrid.plugins.module_utils import health
 
 @pytest.fixture
 def objects(fixture_text):
-    """Controller pods (0: Running not Ready, 1: Running Ready, 2: Pending), Services and the key Secret."""
-    return json.loads(fixture_text("k8s_slinky_objects.json"))
+    """The lab's controller pods (one: slurm-controller-0, Running and Ready), every Service of
+    namespace slurm and the key Secret (its key a fake), as the API returned them
+    (tests/unit/fixtures/k8s/capture.sh)."""
+    return json.loads(fixture_text(os.path.join("k8s", "slinky_objects.json")))
+
+
+# Where a second replica of the controller runs: a node of its own, as the hostPorts of Slurm's pods
+# require (lab/kube/env.sh); the lab's three nodes are taken, so a fourth.
+OTHER_NODE = {"node": "kube-3", "host_ip": "10.127.0.33", "pod_ip": "10.244.3.5"}
+
+
+@pytest.fixture
+def controllers(objects):
+    """Three replicas of the controller StatefulSet, each the captured pod with one change:
+    0 Running but not Ready (its slurmctld restarting), 1 Running and Ready on another node,
+    2 Pending (not scheduled: no free hostPorts)."""
+    captured = objects["controller_pods"][0]
+    assert captured["metadata"]["name"] == "slurm-controller-0"
+    return [_not_ready(captured), _replica(captured, 1, **OTHER_NODE), _pending(_replica(captured, 2))]
 
 
 def _make_ready(pod):
@@ -35,9 +52,47 @@ def _make_ready(pod):
     return pod
 
 
+def _not_ready(pod):
+    """The pod Running, its slurmctld container not ready (as the kubelet reports a failing readiness probe)."""
+    pod = copy.deepcopy(pod)
+    unready = {"status": "False", "reason": "ContainersNotReady", "message": "containers with unready status: [slurmctld]"}
+    for condition in pod["status"]["conditions"]:
+        if condition["type"] in ("Ready", "ContainersReady"):
+            condition.update(unready)
+    for container in pod["status"]["containerStatuses"]:
+        if container["name"] == "slurmctld":
+            container.update(ready=False, restartCount=3)
+    return pod
+
+
+def _pending(pod):
+    """The pod as the API shows it before the scheduler found it a node: no node, no addresses."""
+    pod = copy.deepcopy(pod)
+    del pod["spec"]["nodeName"]
+    pod["status"] = {"phase": "Pending", "qosClass": pod["status"]["qosClass"], "conditions": [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "lastProbeTime": None,
+         "message": "0/3 nodes are available: 3 node(s) didn't have free ports for the requested pod ports.",
+         "lastTransitionTime": pod["metadata"]["creationTimestamp"]}]}
+    return pod
+
+
 def _renamed(pod, name):
     pod = copy.deepcopy(pod)
     pod["metadata"]["name"] = name
+    return pod
+
+
+def _replica(pod, index, node=None, host_ip=None, pod_ip=None):
+    """Replica INDEX of the pod's StatefulSet (its name, hostname and pod labels); on NODE at
+    HOST_IP with POD_IP when given, else where the pod is."""
+    name = "%s-%d" % (pod["metadata"]["generateName"].rstrip("-"), index)
+    pod = _renamed(pod, name)
+    pod["spec"]["hostname"] = name
+    pod["metadata"]["labels"].update({"statefulset.kubernetes.io/pod-name": name, "apps.kubernetes.io/pod-index": str(index)})
+    if node:
+        pod["spec"]["nodeName"] = node
+        pod["status"]["hostIP"], pod["status"]["hostIPs"] = host_ip, [{"ip": host_ip}]
+        pod["status"]["podIP"], pod["status"]["podIPs"] = pod_ip, [{"ip": pod_ip}]
     return pod
 
 
@@ -56,29 +111,30 @@ def _service(name, service_type, ports, policy=None):
 # --------------------------------------------------------------------------- controller_pod
 
 
-def test_controller_pod_picks_the_running_and_ready_pod(objects):
-    pod = slinky.controller_pod(objects["controller_pods"])
+def test_controller_pod_picks_the_running_and_ready_pod(objects, controllers):
+    assert slinky.controller_pod(objects["controller_pods"]) == objects["controller_pods"][0]
+    pod = slinky.controller_pod(controllers)
     assert pod["metadata"]["name"] == "slurm-controller-1"
 
 
 def test_controller_pod_takes_the_first_by_name_among_ready_pods(objects):
-    pods = objects["controller_pods"]
-    later, earlier = _renamed(pods[1], "slurm-controller-b"), _renamed(pods[1], "slurm-controller-a")
+    pod = objects["controller_pods"][0]
+    later, earlier = _renamed(pod, "slurm-controller-b"), _renamed(pod, "slurm-controller-a")
     earlier["status"]["podIP"] = "10.126.0.99"
     assert slinky.controller_pod([later, earlier])["status"]["podIP"] == "10.126.0.99"
     assert slinky.controller_pod([earlier, later])["status"]["podIP"] == "10.126.0.99"
 
 
-def test_controller_pod_ignores_a_pending_pod_even_with_a_ready_condition(objects):
-    pending = copy.deepcopy(objects["controller_pods"][2])
+def test_controller_pod_ignores_a_pending_pod_even_with_a_ready_condition(controllers):
+    pending = copy.deepcopy(controllers[2])
     pending["status"]["conditions"].append({"type": "Ready", "status": "True"})
     pending["metadata"]["name"] = "slurm-controller-00"  # would sort first
-    pod = slinky.controller_pod([pending] + objects["controller_pods"])
+    pod = slinky.controller_pod([pending] + controllers)
     assert pod["metadata"]["name"] == "slurm-controller-1"
 
 
-def test_controller_pod_raises_listing_every_pod_when_none_is_ready(objects):
-    pods = [objects["controller_pods"][2], objects["controller_pods"][0]]
+def test_controller_pod_raises_listing_every_pod_when_none_is_ready(controllers):
+    pods = [controllers[2], controllers[0]]
     with pytest.raises(slinky.SlinkyInfoError) as exc:
         slinky.controller_pod(pods)
     message = str(exc.value)
@@ -93,9 +149,9 @@ def test_controller_pod_raises_naming_none_without_pods(pods):
 
 
 def test_controller_pod_is_not_ready_when_the_ready_condition_is_missing(objects):
-    pod = copy.deepcopy(objects["controller_pods"][1])
+    pod = copy.deepcopy(objects["controller_pods"][0])
     pod["status"]["conditions"] = [c for c in pod["status"]["conditions"] if c["type"] != "Ready"]
-    with pytest.raises(slinky.SlinkyInfoError, match="slurm-controller-1"):
+    with pytest.raises(slinky.SlinkyInfoError, match="slurm-controller-0"):
         slinky.controller_pod([pod])
 
 
@@ -164,14 +220,18 @@ def test_slurm_version_raises_for_a_pod_without_containers():
         slinky.slurm_version(_pod_with_images())
 
 
-def test_slurm_version_of_the_fixture_pod(objects):
-    assert slinky.slurm_version(objects["controller_pods"][1]) == "26.05"
+def test_slurm_version_of_the_captured_pod(objects):
+    # The lab's image, from its own registry: localhost/slime-kube/slinkyproject/slurmctld:26.05-forky;
+    # the version the chart labels the pod with.
+    pod = objects["controller_pods"][0]
+    assert [c["name"] for c in pod["spec"]["containers"]] == ["slurmctld"]
+    assert slinky.slurm_version(pod) == pod["metadata"]["labels"]["app.kubernetes.io/version"] == "26.05"
 
 
 # --------------------------------------------------------------------------- node_port
 
 
-def test_node_port_of_the_fixture_services(objects):
+def test_node_port_of_the_captured_services(objects):
     assert slinky.node_port(objects["services"]) == ("slurm-controller", 30017, "Local")
 
 
@@ -224,6 +284,8 @@ def test_node_port_raises_naming_the_service_asked_for(objects):
 def test_secret_value_returns_the_base64_as_stored(objects):
     secret = objects["secret"]
     assert slinky.secret_value(secret, "slurm.key") == secret["data"]["slurm.key"]
+    # capture.sh writes a fake key in place of the lab's
+    assert base64.b64decode(secret["data"]["slurm.key"]) == b"slime-hybrid-unit-tests-fake-slurm-key-not-a-real-key"
 
 
 def test_secret_value_missing_key_names_secret_and_key_but_not_the_data(objects):
@@ -246,18 +308,19 @@ def test_secret_value_raises_for_a_secret_without_data(secret):
 
 
 def test_cluster_facts_end_to_end(objects):
+    pod = objects["controller_pods"][0]
     facts = slinky.cluster_facts(objects["controller_pods"], objects["services"])
     assert facts == {
-        "controller": {"host": "slurm-controller-1", "aliases": [], "address": "10.126.1.7", "port": 6817,
-                       "pod": "slurm-controller-1", "node": "k8s-node-2", "backups": []},
-        "nodeport": {"address": "10.127.0.51", "port": 30017, "service": "slurm-controller",
+        "controller": {"host": "slurm-controller-0", "aliases": [], "address": pod["status"]["podIP"], "port": 6817,
+                       "pod": "slurm-controller-0", "node": pod["spec"]["nodeName"], "backups": []},
+        "nodeport": {"address": pod["status"]["hostIP"], "port": 30017, "service": "slurm-controller",
                      "external_traffic_policy": "Local"},
         "slurm_version": "26.05",
     }
 
 
 def test_cluster_facts_host_falls_back_to_the_pod_name(objects):
-    pod = copy.deepcopy(objects["controller_pods"][1])
+    pod = copy.deepcopy(objects["controller_pods"][0])
     del pod["spec"]["hostname"]
     pod["metadata"]["name"] = "ctld-7c9f"
     facts = slinky.cluster_facts([pod], objects["services"])
@@ -269,11 +332,11 @@ def test_cluster_facts_with_another_port_and_service_name(objects):
     services = objects["services"] + [
         _service("slurm-ctld-alt", "NodePort", [{"name": "slurmctld", "port": 7817, "targetPort": 7817, "nodePort": 30117}]),
     ]
-    facts = slinky.cluster_facts([_make_ready(objects["controller_pods"][0])], services, port=7817,
-                                 service_name="slurm-ctld-alt")
+    pod = objects["controller_pods"][0]
+    facts = slinky.cluster_facts([pod], services, port=7817, service_name="slurm-ctld-alt")
     assert facts["controller"]["port"] == 7817
-    assert facts["controller"]["address"] == "10.126.0.11"
-    assert facts["nodeport"] == {"address": "10.127.0.50", "port": 30117, "service": "slurm-ctld-alt",
+    assert facts["controller"]["address"] == pod["status"]["podIP"]
+    assert facts["nodeport"] == {"address": pod["status"]["hostIP"], "port": 30117, "service": "slurm-ctld-alt",
                                  "external_traffic_policy": "Cluster"}
 
 
@@ -309,9 +372,9 @@ def test_config_map_name_is_the_first_configmap_of_the_projected_volume():
     assert slinky.config_map_name({"spec": {"replicas": 1, "template": {"metadata": {}, "spec": pod["spec"]}}}) == "slurm-config"
 
 
-def test_cluster_facts_raises_without_a_ready_controller(objects):
+def test_cluster_facts_raises_without_a_ready_controller(objects, controllers):
     with pytest.raises(slinky.SlinkyInfoError, match="pods found: slurm-controller-0, slurm-controller-2"):
-        slinky.cluster_facts([objects["controller_pods"][0], objects["controller_pods"][2]], objects["services"])
+        slinky.cluster_facts([controllers[0], controllers[2]], objects["services"])
 
 
 # --------------------------------------------------------------------------- pod_routes
@@ -393,7 +456,7 @@ def test_discovered_pod_routes_complete_a_routed_intent(objects):
     assert cm.intent_errors(intent) == []
     model = cm.normalize(intent, facts)
     assert model["routes"] == facts["pod_routes"]
-    assert model["conf_server"] == "10.126.1.7:6817"
+    assert model["conf_server"] == objects["controller_pods"][0]["status"]["podIP"] + ":6817"
 
 
 # --------------------------------------------------------------------------- chart values
@@ -670,28 +733,30 @@ def test_slurmctld_hosts_and_addr_as_slurm_reads_them():
     assert slinky.slurmctld_hosts("SlurmctldHost=a\nSlurmctldHost=b(10.0.0.2)\n") == [("a", "a"), ("b", "10.0.0.2")]
 
 
-def test_cluster_facts_with_backups_each_at_its_own_pod(objects):
-    pods = [_make_ready(pod) for pod in objects["controller_pods"][:2]] + objects["controller_pods"][2:]
+def test_cluster_facts_with_backups_each_at_its_own_pod(objects, controllers):
+    pods = [_make_ready(pod) for pod in controllers[:2]] + controllers[2:]
     facts = slinky.cluster_facts(pods, objects["services"], slurm_conf=REPLICAS_SLURM_CONF)
     ctl = facts["controller"]
     assert (ctl["host"], ctl["aliases"]) == ("slurm-controller-0.slurm-controller-internal.slurm",
                                              ["slurm-controller-0", "slurm-controller.slurm"])
-    assert (ctl["pod"], ctl["address"], facts["nodeport"]["address"]) == ("slurm-controller-0", "10.126.0.11", "10.127.0.50")
+    captured = objects["controller_pods"][0]["status"]
+    assert (ctl["pod"], ctl["address"], facts["nodeport"]["address"]) == (
+        "slurm-controller-0", captured["podIP"], captured["hostIP"])
     assert ctl["backups"] == [
         {"host": "slurm-controller-1.slurm-controller-internal.slurm", "aliases": ["slurm-controller-1"],
-         "address": "10.126.1.7", "node_address": "10.127.0.51", "pod": "slurm-controller-1"},
+         "address": OTHER_NODE["pod_ip"], "node_address": OTHER_NODE["host_ip"], "pod": "slurm-controller-1"},
         # pending, unscheduled: no address yet
         {"host": "slurm-controller-2.slurm-controller-internal.slurm", "aliases": ["slurm-controller-2"],
          "address": None, "node_address": None, "pod": "slurm-controller-2"},
     ]
 
 
-def test_while_the_primary_is_not_ready_its_names_go_to_the_first_ready_controller(objects):
-    # slurm-controller-0 is running but not ready in the fixture (its slurmctld restarting)
-    facts = slinky.cluster_facts(objects["controller_pods"], objects["services"], slurm_conf=REPLICAS_SLURM_CONF)
-    assert (facts["controller"]["pod"], facts["controller"]["address"]) == ("slurm-controller-1", "10.126.1.7")
-    assert facts["nodeport"]["address"] == "10.127.0.51"
-    assert facts["controller"]["backups"][0]["address"] == "10.126.1.7"
+def test_while_the_primary_is_not_ready_its_names_go_to_the_first_ready_controller(objects, controllers):
+    # slurm-controller-0 is running but not ready (its slurmctld restarting)
+    facts = slinky.cluster_facts(controllers, objects["services"], slurm_conf=REPLICAS_SLURM_CONF)
+    assert (facts["controller"]["pod"], facts["controller"]["address"]) == ("slurm-controller-1", OTHER_NODE["pod_ip"])
+    assert facts["nodeport"]["address"] == OTHER_NODE["host_ip"]
+    assert facts["controller"]["backups"][0]["address"] == OTHER_NODE["pod_ip"]
 
 
 # What the operator v1.2.1 rendered on the kube lab for the controller values below (the end of
