@@ -46,6 +46,7 @@ class FilterModule(object):
             "rollout_pending": slinky.rollout_pending,
             "service_drift": slinky.service_drift,
             "slinky_drift": slinky_state.drift,
+            "slinky_immutable_changes": slinky_state.immutable_changes,
             "slinky_input_errors": slinky.input_errors,
             "slurm_order_errors": slurm_order.errors,
             "slurmdbd_upgrade": slurm_order.slurmdbd_upgrade,

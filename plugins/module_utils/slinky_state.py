@@ -265,6 +265,64 @@ def not_ready(state, want):
     return reasons
 
 
+# What Slinky's admission webhooks refuse to change once a cluster is deployed (slurm-operator v1.2.1,
+# internal/webhook/controller_webhook.go ValidateUpdate: ClusterName, SlurmKeyRef's name, the JWT key's
+# reference, persistence.enabled; nodeset_webhook.go ValidateUpdate: volumeClaimTemplates), each by the value
+# of the slurm chart 1.2.1 it comes from (templates/controller/controller-cr.yaml, templates/_slurm.tpl
+# authSlurmRef/authJwtRef, values.yaml defaults) and the input of this collection that sets that value.
+IMMUTABLE = (
+    ("clusterName", "slime_cluster.name"),
+    ("slurmKey.secretRef.name", "slinky_slurm_key_secret"),
+    ("jwtKey.secretRef", "slinky_jwt_key_secret"),
+    ("controller.persistence.enabled", "slinky_slurm_values.controller.persistence"),
+)
+NODESET_IMMUTABLE = ("volumeClaimTemplates", "slinky_nodesets.%s.volumeClaimTemplates")
+
+
+def _fullname(release, values):
+    """The slurm chart's slurm.fullname (templates/_helpers.tpl): the release's name when it contains the chart's."""
+    if values.get("fullnameOverride"):
+        return values["fullnameOverride"][:63].rstrip("-")
+    name = values.get("nameOverride") or "slurm"
+    return (release if name in release else "%s-%s" % (release, name))[:63].rstrip("-")
+
+
+def immutable_fields(values, release, namespace):
+    """{values path: what the operator's Controller or NodeSet gets from it}, the chart's defaults filled in
+    (ClusterName: Controller.ClusterName(), namespace_name of the Controller, api/v1beta1/controller_keys.go)."""
+    values = _normal(values)
+    full = _fullname(release, values)
+
+    def ref(key):
+        return (values.get(key) or {}).get("secretRef") or {}
+
+    fields = {
+        "clusterName": values.get("clusterName") or "%s_%s" % (namespace, full),
+        "slurmKey.secretRef.name": ref("slurmKey").get("name") or full + "-auth-slurm",
+        "jwtKey.secretRef": "%s/%s" % (ref("jwtKey").get("name") or full + "-auth-jwt", ref("jwtKey").get("key") or "jwt.key"),
+        "controller.persistence.enabled": ((values.get("controller") or {}).get("persistence") or {}).get("enabled", True),
+    }
+    for name, nodeset in sorted((values.get("nodesets") or {}).items()):
+        fields["nodesets.%s.%s" % (name, NODESET_IMMUTABLE[0])] = (nodeset or {}).get(NODESET_IMMUTABLE[0]) or []
+    return fields
+
+
+def immutable_changes(state, release, values, namespace):
+    """What the values would change of a deployed release that Slinky's operator refuses after deployment
+    ([] for a release not installed): one line each, naming the input, the value wanted and the running one."""
+    record = (state.get("releases") or {}).get(release)
+    if record is None:
+        return []
+    have, want = immutable_fields(record["values"], release, namespace), immutable_fields(values, release, namespace)
+    inputs = dict(IMMUTABLE)
+    out = []
+    for path in sorted(set(have) & set(want)):
+        if have[path] != want[path]:
+            what = inputs.get(path) or NODESET_IMMUTABLE[1] % path.split(".")[1]
+            out.append("%s (%s): %s, the running cluster has %s" % (what, path, json.dumps(want[path]), json.dumps(have[path])))
+    return out
+
+
 def drift(state, want):
     """Which parts of the slinky role differ from the cluster, each a list of what differs ([] when it does not):
     namespaces (missing, or without an annotation the role sets), secrets (missing: the role adopts an existing

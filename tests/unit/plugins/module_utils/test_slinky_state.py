@@ -13,6 +13,8 @@ import copy
 import gzip
 import io
 import json
+import os
+import re
 import tarfile
 
 import pytest
@@ -252,3 +254,70 @@ def test_both_modules_read_the_facts_with_the_same_keywords():
     given = {name: spec.get("default") for name, spec in ss.slinky.FACTS_OPTIONS.items()}
     assert ss.slinky.facts_keywords(dict(given, include_key=True)) == FACTS
     assert ss.slinky.facts_keywords(given)["key_secret"] is None
+
+
+# --------------------------------------------------------------------------- immutable_changes
+
+
+def _deployed(values):
+    return {"releases": {"slurm": ss.helm_release(release_secret("slurm", 3, values))}}
+
+
+def test_nothing_is_refused_for_a_release_not_installed_or_unchanged():
+    wanted = dict(VALUES, clusterName="kube")
+    assert ss.immutable_changes({"releases": {}}, "slurm", wanted, "slurm") == []
+    assert ss.immutable_changes(_deployed(wanted), "slurm", wanted, "slurm") == []
+
+
+def test_the_chart_defaults_stand_for_what_a_release_was_not_given():
+    # slurm chart 1.2.1: clusterName null -> Controller.ClusterName() namespace_name; slurmKey/jwtKey secretRef
+    # empty -> FULLNAME-auth-slurm, FULLNAME-auth-jwt/jwt.key; controller.persistence.enabled true
+    stated = dict(VALUES, clusterName="slurm_slurm",
+                  slurmKey={"secretRef": {"name": "slurm-auth-slurm", "key": "slurm.key"}},
+                  jwtKey={"secretRef": {"name": "slurm-auth-jwt", "key": "jwt.key"}},
+                  controller=dict(CONTROLLER, persistence={"enabled": True}))
+    assert ss.immutable_changes(_deployed(VALUES), "slurm", stated, "slurm") == []
+    # a release named without the chart's name: FULLNAME is RELEASE-slurm
+    assert ss.immutable_fields({}, "hpc", "ns")["slurmKey.secretRef.name"] == "hpc-slurm-auth-slurm"
+    assert ss.immutable_fields({}, "hpc", "ns")["clusterName"] == "ns_hpc-slurm"
+
+
+def test_each_refused_change_names_the_input_the_wanted_and_the_running_value():
+    running = dict(VALUES, clusterName="kube", jwtKey={"secretRef": {"name": "slurm-auth-jwt", "key": "jwt.key"}},
+                   nodesets={"slinky": {"replicas": 2, "volumeClaimTemplates": []}})
+    wanted = dict(VALUES, clusterName="kube2", jwtKey={"secretRef": {"name": "slurm-auth-jwt-new", "key": "jwt.key"}},
+                  slurmKey={"secretRef": {"name": "other-key"}},
+                  controller=dict(CONTROLLER, persistence={"enabled": False}),
+                  nodesets={"slinky": {"replicas": 2, "volumeClaimTemplates": [{"metadata": {"name": "scratch"}}]},
+                            "cpu": {"replicas": 1, "volumeClaimTemplates": [{"metadata": {"name": "new"}}]}})
+    assert ss.immutable_changes(_deployed(running), "slurm", wanted, "slurm") == [
+        'slime_cluster.name (clusterName): "kube2", the running cluster has "kube"',
+        'slinky_slurm_values.controller.persistence (controller.persistence.enabled): false, the running cluster has true',
+        'slinky_jwt_key_secret (jwtKey.secretRef): "slurm-auth-jwt-new/jwt.key", the running cluster has "slurm-auth-jwt/jwt.key"',
+        'slinky_nodesets.slinky.volumeClaimTemplates (nodesets.slinky.volumeClaimTemplates): [{"metadata": {"name": "scratch"}}],'
+        ' the running cluster has []',
+        'slinky_slurm_key_secret (slurmKey.secretRef.name): "other-key", the running cluster has "slurm-auth-slurm"',
+    ]
+
+
+def test_the_refused_fields_are_those_of_the_operators_webhooks():
+    """Held to slurm-operator v1.2.1's source where the vendored copy is at hand (../shared/vendor)."""
+    vendor = os.environ.get("SLIME_VENDOR_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), *[".."] * 5,
+                                                                 "shared", "vendor")
+    archive = os.path.join(vendor, "src", "slurm-operator-1.2.1.tar.gz")
+    if not os.path.exists(archive):
+        pytest.skip("no vendored slurm-operator 1.2.1 (SLIME_VENDOR_DIR)")
+    with tarfile.open(archive) as source:
+        def read(suffix):
+            member = next(m for m in source.getmembers() if m.name.endswith(suffix))
+            return source.extractfile(member).read().decode()
+        controller = read("internal/webhook/controller_webhook.go")
+        nodeset = read("internal/webhook/nodeset_webhook.go")
+    update = controller[controller.index("func (r *ControllerWebhook) ValidateUpdate"):]
+    refused = re.findall(r"errors\.New\(\"([^\"]*after deployment)\"\)", update)
+    assert refused == ["cannot change ClusterName after deployment", "cannot change SlurmKeyRef after deployment",
+                       "the value of JwtKeyRef or JwtHs256KeyRef cannot be modified after deployment",
+                       "cannot change persistence.enabled after deployment"]
+    assert "cannot change volumeClaimTemplates after deployment" in nodeset
+    assert [path for path, unused in ss.IMMUTABLE] == ["clusterName", "slurmKey.secretRef.name", "jwtKey.secretRef",
+                                                       "controller.persistence.enabled"]
