@@ -302,8 +302,8 @@ def test_each_refused_change_names_the_input_the_wanted_and_the_running_value():
 
 def test_the_refused_fields_are_those_of_the_operators_webhooks():
     """Held to slurm-operator v1.2.1's source where the vendored copy is at hand (../shared/vendor)."""
-    vendor = os.environ.get("SLIME_VENDOR_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), *[".."] * 5,
-                                                                 "shared", "vendor")
+    here = os.path.dirname(os.path.abspath(__file__))
+    vendor = os.environ.get("SLIME_VENDOR_DIR") or os.path.join(here, *[".."] * 5, "shared", "vendor")
     archive = os.path.join(vendor, "src", "slurm-operator-1.2.1.tar.gz")
     if not os.path.exists(archive):
         pytest.skip("no vendored slurm-operator 1.2.1 (SLIME_VENDOR_DIR)")
