@@ -128,7 +128,6 @@ k8s: collection
 	./tests/k8s/k8s-test-bins.sh
 	./tests/k8s/bmo-bin.sh
 	./tests/integration/metal3/metal3-test-services.sh install
-	python -m pytest -q tests/k8s
 	molecule test -s metal3
 
 # The whole mission on a real Kubernetes (lab/kube): site.yml installs cert-manager, Slinky's

@@ -2,19 +2,18 @@
 # Metal3's baremetal-operator for the Metal3 test tier, against the test API server
 # (tests/k8s/k8s-test-cluster.sh) and the standalone Ironic of
 # tests/integration/metal3/metal3-test-services.sh:
-#   tests/k8s/metal3-operator.sh up     build it if needed (tests/k8s/bmo-bin.sh), start it and
-#                                       the deploy double (tests/k8s/bmo_deploy_double.py), wait
+#   tests/k8s/metal3-operator.sh up     build it if needed (tests/k8s/bmo-bin.sh), start it, wait
 #                                       until the operator is healthy
-#   tests/k8s/metal3-operator.sh down   stop both
+#   tests/k8s/metal3-operator.sh down   stop it
 # The CRDs must exist before `up` (molecule/metal3/create.yml applies them). The operator runs
 # as its own ServiceAccount with the RBAC of its own manifests (tests/k8s/bmo_rbac.py), with its
 # validating webhook (the
 # operator's own config/base/webhook/manifests.yaml, pointed at https://127.0.0.1:$BMO_WEBHOOK_PORT
 # with a test CA instead of its in-cluster Service: every BareMetalHost the tests write passes
 # the operator's admission rules), and with the deploy kernel/ramdisk placeholders the test
-# HTTP server serves (nothing boots them here).
-# Logs in ${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/k8s/logs/{baremetal-operator,bmo-deploy-double}.log;
-# the double's record of every host it took over in .../metal3/deploy-double.jsonl.
+# HTTP server serves (nothing boots them: Metal3's FakeIPA, started by
+# tests/integration/metal3/metal3-test-services.sh, answers Ironic as their agent would).
+# Log in ${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/k8s/logs/baremetal-operator.log.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -23,7 +22,6 @@ k8s=$cache/k8s
 run=$k8s/run-metal3
 logs=$k8s/logs
 endpoints=$cache/metal3/endpoints.json
-report=$cache/metal3/deploy-double.jsonl
 HEALTH=127.0.0.1:${BMO_HEALTH_PORT:-19440}
 METRICS=127.0.0.1:${BMO_METRICS_PORT:-18443}
 WEBHOOK_PORT=${BMO_WEBHOOK_PORT:-19443}
@@ -93,20 +91,15 @@ up() {
   [ -s "$k8s/kubeconfig" ] || die "$k8s/kubeconfig missing: run tests/k8s/k8s-test-cluster.sh up first"
   mkdir -p "$run" "$logs"
   stop baremetal-operator
-  stop bmo-deploy-double
   local ironic kernel ramdisk
   webhook_certs
   read -r ironic kernel ramdisk < <("$py" -c 'import json,sys; e=json.load(open(sys.argv[1])); print(e["ironic"]["url"], e["http"]["deploy_kernel"], e["http"]["deploy_ramdisk"])' "$endpoints")
-  : >"$report"
   "$py" "$here/tests/k8s/bmo_rbac.py" "$k8s/kubeconfig" "$tree" "$run/baremetal-operator.kubeconfig" \
     || die "could not give baremetal-operator its ServiceAccount and RBAC"
   KUBECONFIG=$run/baremetal-operator.kubeconfig IRONIC_ENDPOINT=$ironic/v1/ DEPLOY_KERNEL_URL=$kernel DEPLOY_RAMDISK_URL=$ramdisk \
     TMPDIR=$run/tmp setsid "$k8s/bin/baremetal-operator" -webhook-port="$WEBHOOK_PORT" -metrics-addr="$METRICS" -health-addr="$HEALTH" \
     >>"$logs/baremetal-operator.log" 2>&1 </dev/null &
   echo $! >"$run/baremetal-operator.pid"
-  setsid "$py" "$here/tests/k8s/bmo_deploy_double.py" "$k8s/kubeconfig" "$ironic" "$report" \
-    >>"$logs/bmo-deploy-double.log" 2>&1 </dev/null &
-  echo $! >"$run/bmo-deploy-double.pid"
   local deadline=$((SECONDS + 60))
   until curl -fsS -m 2 -o /dev/null "http://$HEALTH/readyz" 2>/dev/null; do
     kill -0 "$(cat "$run/baremetal-operator.pid")" 2>/dev/null \
@@ -115,7 +108,7 @@ up() {
     sleep 0.5
   done
   webhook_config
-  log "baremetal-operator $(cat "$k8s/bin/baremetal-operator.version") up (Ironic $ironic); deploy double up (record: $report)"
+  log "baremetal-operator $(cat "$k8s/bin/baremetal-operator.version") up (Ironic $ironic)"
 }
 
 py=${PYTHON:-python3}
@@ -128,6 +121,6 @@ case ${1:-} in
 config.load_kube_config(sys.argv[1]); client.AdmissionregistrationV1Api().delete_validating_webhook_configuration(sys.argv[2])' \
         "$k8s/kubeconfig" "$WEBHOOK_NAME" >/dev/null 2>&1 || true
     fi
-    stop bmo-deploy-double; stop baremetal-operator ;;
+    stop baremetal-operator ;;
   *) echo "usage: $0 up|down" >&2; exit 2 ;;
 esac

@@ -12,10 +12,10 @@
 #     `baseline = 89`) and uses up to 1.110; Ironic 35.0.0 serves 1.111.
 #
 # Usage: tests/integration/metal3/metal3-test-services.sh install|up|down|status
-#   install install what is missing (as up does) and start nothing: what tests/k8s's checks of
-#           the deploy double read (Ironic's own source)
+#   install install what is missing (as up does) and start nothing
 #   up      install what is missing (apt: ipmitool, curl, openssl; pip: sushy-tools and pyghmi
-#           into one venv, Ironic into another), start what is not running, wait until it answers, write
+#           into one venv, Ironic into another, FakeIPA into a third), start what is not running,
+#           wait until it answers, write
 #           $cache/endpoints.json (addresses, systems, test credentials) for the tests
 #   down    stop what `up` started (pid files under $cache/run) and nothing else
 #   status  say what runs
@@ -34,11 +34,21 @@ SUSHY_TOOLS_VERSION=${SUSHY_TOOLS_VERSION:-2.2.0}
 PYGHMI_VERSION=${PYGHMI_VERSION:-1.6.19}
 IRONIC_VERSION=${IRONIC_VERSION:-35.0.0}
 ironic_venv=$cache/ironic-venv
+# Metal3's FakeIPA (metal3-io/utility-images fake-ipa/, not on PyPI): answers Ironic as the
+# ironic-python-agent of the deploy ramdisk would (lookup, heartbeats, deploy and clean steps),
+# booted by the sushy-tools fake driver's external notifier when a system is powered on.
+FAKE_IPA_REF=${FAKE_IPA_REF:-ff1d62e}
+FAKE_IPA_TARBALL=${FAKE_IPA_TARBALL:-${SLIME_VENDOR_DIR:-$here/../shared/vendor}/src/fake-ipa-utility-images-$FAKE_IPA_REF.tar.gz}
+fipa_venv=$cache/fake-ipa-venv
+FAKE_IPA_PORT=${METAL3_FAKE_IPA_PORT:-9999}
 REDFISH_PORT=${METAL3_REDFISH_PORT:-8001}
 REDFISH_TLS_PORT=${METAL3_REDFISH_TLS_PORT:-8002}
 IRONIC_PORT=${METAL3_IRONIC_PORT:-6385}
 IPMI_PORT=${METAL3_IPMI_PORT:-6230}
 HTTP_PORT=${METAL3_HTTP_PORT:-8088}
+# Ironic's [api]ramdisk_heartbeat_timeout (default 300): the agent heartbeats every 0.3-0.6 x this
+# and Ironic moves on to the next step only at a heartbeat, so a short one keeps each deploy short.
+HEARTBEAT_TIMEOUT=${METAL3_HEARTBEAT_TIMEOUT:-20}
 IPMI_POWER=on
 ADDR=127.0.0.1
 BMC_USER="admin"
@@ -182,7 +192,7 @@ systems_literal() {
   echo "["
   for line in "$@"; do
     read -r uuid name power mac <<<"$line"
-    printf "    {'uuid': '%s', 'name': '%s', 'power_state': '%s', 'external_notifier': False,\n     'nics': [{'mac': '%s', 'ip': '192.0.2.%d'}]},\n" \
+    printf "    {'uuid': '%s', 'name': '%s', 'power_state': '%s', 'external_notifier': True,\n     'nics': [{'mac': '%s', 'ip': '192.0.2.%d'}]},\n" \
       "$uuid" "$name" "$power" "$mac" "$((16#${mac##*:}))"
   done
   echo "]"
@@ -226,6 +236,9 @@ SUSHY_EMULATOR_AUTH_FILE = '$dir/htpasswd'
 SUSHY_EMULATOR_FAKE_DRIVER = True
 SUSHY_EMULATOR_STATE_DIR = '$dir/state-$name'
 SUSHY_EMULATOR_FAKE_SYSTEMS = $systems
+# Every power change of a system is PUT here (FakeIPA boots its agent when a system goes On with
+# a boot device other than Hdd); it must answer before anything powers a system.
+EXTERNAL_NOTIFICATION_URL = 'http://$ADDR:$FAKE_IPA_PORT'
 EOF
     if [ "$name" = redfish-tls ]; then
       cat >>"$dir/$name.conf" <<EOF
@@ -284,6 +297,17 @@ endpoint_override = http://$ADDR:$IRONIC_PORT
 host_ip = $ADDR
 port = $IRONIC_PORT
 api_workers = 1
+ramdisk_heartbeat_timeout = $HEARTBEAT_TIMEOUT
+[agent]
+# FakeIPA speaks plain HTTP (Metal3's scale tests set OS_AGENT__REQUIRE_TLS=false the same way).
+require_tls = false
+# Nothing to collect from a fake agent.
+deploy_logs_collect = never
+# FakeIPA acknowledges standby.power_off but never runs it (its commands run when polled, and
+# its StandbyExtension has no agent to read the BMC from): after the deploy Ironic waits for the
+# soft power-off, then powers off through the BMC. 1 retry x 1 s instead of 6 x 5 s.
+post_deploy_get_power_state_retries = 1
+post_deploy_get_power_state_retry_interval = 1
 [conductor]
 automated_clean = false
 # The EFI system partition the virtual-media boot ISO gets (ironic-image ships one).
@@ -297,6 +321,10 @@ dhcp_provider = none
 [deploy]
 http_root = $dir/httpboot
 http_url = http://$ADDR:$HTTP_PORT
+# automatedCleaningMode metadata: only the agent's erase_devices_metadata (as Metal3's Ironic is
+# configured), not its erase_devices at the agent's own priority 10.
+erase_devices_priority = 0
+erase_devices_metadata_priority = 10
 [pxe]
 tftp_root = $dir/tftpboot
 tftp_master_path = $dir/tftpboot/master_images
@@ -313,6 +341,31 @@ lock_path = $dir/locks
 EOF
 }
 
+write_fake_ipa_config() {
+  local dir=$cache/fake-ipa
+  mkdir -p "$dir/configdrives"
+  cat >"$dir/fake-ipa.conf" <<EOF
+# FakeIPA configuration (a Python file of FAKE_IPA_* settings, fake-ipa/conf.py upstream),
+# written by tests/integration/metal3/metal3-test-services.sh
+FAKE_IPA_API_URL = 'http://$ADDR:$IRONIC_PORT'
+# Ironic's built-in inspection (inspect interface agent): FakeIPA posts a small inventory (its
+# NICs, 2 CPUs) at every boot; outside inspection Ironic refuses it and FakeIPA goes on to lookup.
+FAKE_IPA_INSPECTION_CALLBACK_URL = 'http://$ADDR:$IRONIC_PORT/v1/continue_inspection'
+FAKE_IPA_ADVERTISE_ADDRESS_IP = '$ADDR'
+FAKE_IPA_ADVERTISE_ADDRESS_PORT = $FAKE_IPA_PORT
+SUSHY_FAKE_IPA_LISTEN_IP = '$ADDR'
+SUSHY_FAKE_IPA_LISTEN_PORT = $FAKE_IPA_PORT
+FAKE_IPA_INSECURE = True
+# seconds from the power-on request to the agent's first call (upstream default 180-240): longer than
+# the fake driver's power delay (1-11 s, fakedriver.py set_power_state), or the inspection data
+# arrives before Ironic is in "inspect wait" and is refused (404), and only the lookup is retried
+FAKE_IPA_MIN_BOOT_TIME = 14
+FAKE_IPA_MAX_BOOT_TIME = 16
+# where fake_ipa_run.py keeps the config drive of each write_image step it answers
+SLIME_CONFIGDRIVE_DIR = '$dir/configdrives'
+EOF
+}
+
 # --- services -----------------------------------------------------------------------
 up_emulator() {
   local name=$1 port=$2 scheme=http curlargs=()
@@ -326,6 +379,23 @@ up_emulator() {
     wait_http "$name" "$scheme://$ADDR:$port/redfish/v1/Systems" 30 "${curlargs[@]}" -u "$BMC_USER:$(password)"
     log "$name up on $scheme://$ADDR:$port"
   fi
+}
+
+up_fake_ipa() {
+  local script=$here/tests/integration/metal3/fake_ipa_run.py
+  if live_pid fake-ipa >/dev/null; then
+    log "fake-ipa already running (pid $(live_pid fake-ipa))"; return
+  fi
+  port_open "$FAKE_IPA_PORT" && die "$ADDR:$FAKE_IPA_PORT is taken by another process; set METAL3_FAKE_IPA_PORT"
+  start fake-ipa "$cache/fake-ipa/fake-ipa.conf" "$fipa_venv/bin/python" "$script" --config "$cache/fake-ipa/fake-ipa.conf"
+  # Its IPA API answers under /<node uuid>/ only; a PUT without pending power is a no-op (204).
+  local deadline=$((SECONDS + 30))
+  until curl -fsS -o /dev/null -m 3 -X PUT -H 'Content-Type: application/json' --data '{"name": "probe"}' "http://$ADDR:$FAKE_IPA_PORT/" 2>/dev/null; do
+    live_pid fake-ipa >/dev/null || { tail -n 30 "$logs/fake-ipa.log" >&2 || true; die "fake-ipa exited while starting (log: $logs/fake-ipa.log)"; }
+    [ $SECONDS -lt $deadline ] || die "fake-ipa does not answer on http://$ADDR:$FAKE_IPA_PORT after 30 s (log: $logs/fake-ipa.log)"
+    sleep 0.5
+  done
+  log "fake-ipa up on http://$ADDR:$FAKE_IPA_PORT (agent API and sushy-tools' notifications)"
 }
 
 up_ironic() {
@@ -429,6 +499,7 @@ data = {
     "closed_port": $closed,
     "ipmi": {"address": "ipmi://$ADDR:$IPMI_PORT", "host": "$ADDR", "port": $IPMI_PORT, "power_state": "$IPMI_POWER"},
     "ironic": {"url": "http://$ADDR:$IRONIC_PORT"},
+    "fake_ipa": {"url": "http://$ADDR:$FAKE_IPA_PORT", "configdrives": "$cache/fake-ipa/configdrives"},
     "http": {"url": "http://$ADDR:$HTTP_PORT", "image": "http://$ADDR:$HTTP_PORT/images/slime-test.qcow2",
              "checksum": "http://$ADDR:$HTTP_PORT/images/slime-test.qcow2.sha256sum",
              "deploy_kernel": "http://$ADDR:$HTTP_PORT/images/ipa.kernel",
@@ -449,12 +520,31 @@ cmd_install() {
   install_apt
   install_venv "$venv" sushy-emulator pip.log "sushy-tools==$SUSHY_TOOLS_VERSION" "pyghmi==$PYGHMI_VERSION"
   install_venv "$ironic_venv" ironic pip-ironic.log "ironic==$IRONIC_VERSION" sushy-oem-idrac
+  install_fake_ipa
+}
+
+# FakeIPA from its source tarball (pbr takes the version from PBR_VERSION outside a git checkout,
+# as upstream's Dockerfile sets it), with its requirements.txt (Flask, requests, tenacity).
+install_fake_ipa() {
+  local want="fake-ipa@$FAKE_IPA_REF" src=$cache/src/utility-images-$FAKE_IPA_REF
+  [ -x "$fipa_venv/bin/fake-ipa" ] && [ "$(cat "$fipa_venv/.versions" 2>/dev/null)" = "$want" ] && return 0
+  [ -f "$FAKE_IPA_TARBALL" ] || die "$FAKE_IPA_TARBALL not found (set FAKE_IPA_TARBALL or SLIME_VENDOR_DIR)"
+  rm -rf "$src" && mkdir -p "$cache/src"
+  tar -xzf "$FAKE_IPA_TARBALL" -C "$cache/src" || die "cannot unpack $FAKE_IPA_TARBALL"
+  [ -x "$fipa_venv/bin/python" ] || /usr/bin/python3 -m venv "$fipa_venv" >>"$logs/pip-fake-ipa.log" 2>&1 \
+    || die "cannot create $fipa_venv"
+  log "pip install FakeIPA ($FAKE_IPA_REF) into $fipa_venv (log: $logs/pip-fake-ipa.log)"
+  PBR_VERSION=6.0.0 "$fipa_venv/bin/pip" install -q --no-compile "$src/fake-ipa" -r "$src/fake-ipa/requirements.txt" \
+    >>"$logs/pip-fake-ipa.log" 2>&1 || { tail -n 20 "$logs/pip-fake-ipa.log" >&2; die "pip install FakeIPA failed"; }
+  echo "$want" >"$fipa_venv/.versions"
 }
 
 cmd_up() {
   cmd_install
   write_sushy_config
   write_ironic_config
+  write_fake_ipa_config
+  up_fake_ipa
   up_emulator redfish "$REDFISH_PORT"
   up_emulator redfish-tls "$REDFISH_TLS_PORT"
   up_ipmi
@@ -466,19 +556,20 @@ cmd_up() {
 
 cmd_down() {
   local name
-  for name in ironic http ipmi redfish-tls redfish; do stop "$name"; done
+  for name in ironic http ipmi redfish-tls redfish fake-ipa; do stop "$name"; done
   log "down"
 }
 
 cmd_status() {
   local name pid rc=0 url
-  for name in redfish redfish-tls ipmi http ironic; do
+  for name in redfish redfish-tls ipmi http ironic fake-ipa; do
     case $name in
       redfish) url=http://$ADDR:$REDFISH_PORT ;;
       redfish-tls) url=https://$ADDR:$REDFISH_TLS_PORT ;;
       ipmi) url=ipmi://$ADDR:$IPMI_PORT ;;
       http) url=http://$ADDR:$HTTP_PORT ;;
       ironic) url=http://$ADDR:$IRONIC_PORT ;;
+      fake-ipa) url=http://$ADDR:$FAKE_IPA_PORT ;;
     esac
     if pid=$(live_pid "$name"); then
       printf '%-12s running  pid %-7s %s\n' "$name" "$pid" "$url"
