@@ -61,6 +61,7 @@ SYSTEMS=(
   "4c0a4f3e-5a1b-4b8e-9d5e-000000000001 bm-redfish-0 On 52:54:00:6c:3c:01"
   "4c0a4f3e-5a1b-4b8e-9d5e-000000000002 bm-redfish-1 Off 52:54:00:6c:3c:02"
   "4c0a4f3e-5a1b-4b8e-9d5e-000000000003 bm-redfish-2 Off 52:54:00:6c:3c:03"
+  "4c0a4f3e-5a1b-4b8e-9d5e-000000000004 bm-redfish-3 Off 52:54:00:6c:3c:04"
 )
 TLS_SYSTEM="4c0a4f3e-5a1b-4b8e-9d5e-000000000010 bm-redfish-tls On 52:54:00:6c:3c:10"
 
@@ -308,6 +309,10 @@ deploy_logs_collect = never
 # soft power-off, then powers off through the BMC. 1 retry x 1 s instead of 6 x 5 s.
 post_deploy_get_power_state_retries = 1
 post_deploy_get_power_state_retry_interval = 1
+# The conductor downloads the image, checks its checksum and serves it to the agent from its own
+# HTTP root (instead of the agent fetching it from the image URL): FakeIPA writes no disk, so a
+# wrong checksum or an unreachable image is caught here, as Ironic reports it for a real agent.
+image_download_source = local
 [conductor]
 automated_clean = false
 # The EFI system partition the virtual-media boot ISO gets (ironic-image ships one).
