@@ -309,10 +309,6 @@ deploy_logs_collect = never
 # soft power-off, then powers off through the BMC. 1 retry x 1 s instead of 6 x 5 s.
 post_deploy_get_power_state_retries = 1
 post_deploy_get_power_state_retry_interval = 1
-# The conductor downloads the image, checks its checksum and serves it to the agent from its own
-# HTTP root (instead of the agent fetching it from the image URL): FakeIPA writes no disk, so a
-# wrong checksum or an unreachable image is caught here, as Ironic reports it for a real agent.
-image_download_source = local
 [conductor]
 automated_clean = false
 # The EFI system partition the virtual-media boot ISO gets (ironic-image ships one).
