@@ -61,7 +61,6 @@ SYSTEMS=(
   "4c0a4f3e-5a1b-4b8e-9d5e-000000000001 bm-redfish-0 On 52:54:00:6c:3c:01"
   "4c0a4f3e-5a1b-4b8e-9d5e-000000000002 bm-redfish-1 Off 52:54:00:6c:3c:02"
   "4c0a4f3e-5a1b-4b8e-9d5e-000000000003 bm-redfish-2 Off 52:54:00:6c:3c:03"
-  "4c0a4f3e-5a1b-4b8e-9d5e-000000000004 bm-redfish-3 Off 52:54:00:6c:3c:04"
 )
 TLS_SYSTEM="4c0a4f3e-5a1b-4b8e-9d5e-000000000010 bm-redfish-tls On 52:54:00:6c:3c:10"
 
