@@ -134,3 +134,20 @@ def slurm_chart(tmp_path):
                              capture_output=True, text=True, check=True).stdout
         return dict(((doc["kind"], doc["metadata"]["name"]), doc) for doc in yaml.safe_load_all(out) if doc)
     return render
+
+
+@pytest.fixture
+def pending_pod():
+    """pending(pod) -> a copy of a captured pod as the API shows it before the scheduler found it a node: no node,
+    no addresses, PodScheduled False (what the lab's API server says when no node has the pod's hostPorts free)."""
+    import copy
+
+    def pending(pod):
+        pod = copy.deepcopy(pod)
+        del pod["spec"]["nodeName"]
+        pod["status"] = {"phase": "Pending", "qosClass": pod["status"]["qosClass"], "conditions": [
+            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "lastProbeTime": None,
+             "message": "0/3 nodes are available: 3 node(s) didn't have free ports for the requested pod ports.",
+             "lastTransitionTime": pod["metadata"]["creationTimestamp"]}]}
+        return pod
+    return pending

@@ -37,16 +37,11 @@ def _without_hostname(pod):
     return pod
 
 
-def _unscheduled(pod, index):
+def _unscheduled(pod, index, pending_pod):
     """Replica INDEX of the pod's NodeSet as the API shows it before the scheduler found it a node."""
-    pod = copy.deepcopy(pod)
+    pod = pending_pod(pod)
     pod["metadata"]["name"] = "slurm-worker-slinky-%d" % index
     pod["spec"]["hostname"] = "slinky-%d" % index
-    del pod["spec"]["nodeName"]
-    pod["status"] = {"phase": "Pending", "qosClass": pod["status"]["qosClass"], "conditions": [
-        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "lastProbeTime": None,
-         "message": "0/3 nodes are available: 3 node(s) didn't have free ports for the requested pod ports.",
-         "lastTransitionTime": pod["metadata"]["creationTimestamp"]}]}
     return pod
 
 
@@ -276,13 +271,13 @@ def test_diff_text_one_sorted_line_per_node():
 # --- pod_host_addresses ----------------------------------------------------------------------------
 
 
-def test_pod_host_addresses_from_kubernetes_pods(worker_pods):
+def test_pod_host_addresses_from_kubernetes_pods(worker_pods, pending_pod):
     first, second = worker_pods
     assert [p["spec"]["hostname"] for p in worker_pods] == ["slinky-0", "slinky-1"]
     assert node_addr.pod_host_addresses(worker_pods) == {"slinky-0": first["status"]["hostIP"],
                                                          "slinky-1": second["status"]["hostIP"]}
     # a pod without spec.hostname goes by its name; the Pending pod has no status.hostIP yet.
-    pods = [first, _without_hostname(second), _unscheduled(first, 2)]
+    pods = [first, _without_hostname(second), _unscheduled(first, 2, pending_pod)]
     assert node_addr.pod_host_addresses(pods) == {"slinky-0": first["status"]["hostIP"],
                                                   "slurm-worker-slinky-1": second["status"]["hostIP"]}
 

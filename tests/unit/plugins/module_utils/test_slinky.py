@@ -36,13 +36,13 @@ OTHER_NODE = {"node": "kube-3", "host_ip": "10.127.0.33", "pod_ip": "10.244.3.5"
 
 
 @pytest.fixture
-def controllers(objects):
+def controllers(objects, pending_pod):
     """Three replicas of the controller StatefulSet, each the captured pod with one change:
     0 Running but not Ready (its slurmctld restarting), 1 Running and Ready on another node,
     2 Pending (not scheduled: no free hostPorts)."""
     captured = objects["controller_pods"][0]
     assert captured["metadata"]["name"] == "slurm-controller-0"
-    return [_not_ready(captured), _replica(captured, 1, **OTHER_NODE), _pending(_replica(captured, 2))]
+    return [_not_ready(captured), _replica(captured, 1, **OTHER_NODE), pending_pod(_replica(captured, 2))]
 
 
 def _make_ready(pod):
@@ -62,17 +62,6 @@ def _not_ready(pod):
     for container in pod["status"]["containerStatuses"]:
         if container["name"] == "slurmctld":
             container.update(ready=False, restartCount=3)
-    return pod
-
-
-def _pending(pod):
-    """The pod as the API shows it before the scheduler found it a node: no node, no addresses."""
-    pod = copy.deepcopy(pod)
-    del pod["spec"]["nodeName"]
-    pod["status"] = {"phase": "Pending", "qosClass": pod["status"]["qosClass"], "conditions": [
-        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "lastProbeTime": None,
-         "message": "0/3 nodes are available: 3 node(s) didn't have free ports for the requested pod ports.",
-         "lastTransitionTime": pod["metadata"]["creationTimestamp"]}]}
     return pod
 
 
