@@ -3,7 +3,9 @@
 # ~/.cache/slime-hybrid and every podman image removed first: the venv, the Go toolchain and
 # module cache, the Kubernetes and Go binaries, the debootstrap tarballs, the images), else warm
 # (the cluster removed, every build cached). One line; the run's output in $SLIME_CACHE/../
-# bench-demo.log. Measures; never asserts a limit. Leaves the cluster converged.
+# bench-demo.log, each line stamped with the second it came; the line also says the longest
+# silence (a newcomer cannot tell a long step from a hang) and what was printed before it.
+# Measures; never asserts a limit. Leaves the cluster converged.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
@@ -17,9 +19,14 @@ if [ "${BENCH_COLD:-0}" = 1 ]; then
   rm -rf "$cache"
 fi
 t0=$SECONDS
-if ! make --no-print-directory demo >"$log" 2>&1; then
+stamp() { local line; while IFS= read -r line; do printf '%(%s)T %s\n' -1 "$line"; done; }
+if ! make --no-print-directory demo 2>&1 | stamp >"$log"; then
   tail -20 "$log" >&2
   echo "make demo ($kind) failed after $((SECONDS - t0)) s; see $log" >&2
   exit 1
 fi
-echo "make demo ($kind): $((SECONDS - t0)) s (cluster up, site.yml, sinfo and srun across pods and metal)"
+# the longest time between two lines (from the start to the first line included)
+silence=$(awk -v t0="$(( $(date +%s) - (SECONDS - t0) ))" '
+  { gap = $1 - (NR == 1 ? t0 : last); if (gap > max) { max = gap; before = prev } last = $1; prev = substr($0, index($0, " ") + 1) }
+  END { printf "%d s, after \"%s\"", max, substr(before, 1, 100) }' "$log")
+echo "make demo ($kind): $((SECONDS - t0)) s (cluster up, site.yml, sinfo and srun across pods and metal); longest silence $silence"

@@ -30,13 +30,13 @@ t0=$SECONDS
 mkdir -p "$KUBE_DIR"
 build_log=$KUBE_DIR/build.log
 : >"$build_log"
-# waiting PID WHAT: wait for a build, saying every minute that it still runs (a first run's builds are long and
-# quiet); its status is wait's.
+# waiting PID WHAT: wait for a build or an import, saying every minute that it still runs (a first run's builds
+# are long and quiet); its status is wait's.
 waiting() {
   local t=$SECONDS next=60
   while kill -0 "$1" 2>/dev/null; do
     sleep 2
-    if [ $((SECONDS - t)) -ge $next ]; then log "  $2: still building ($((SECONDS - t)) s)"; next=$((next + 60)); fi
+    if [ $((SECONDS - t)) -ge $next ]; then log "  $2: still running ($((SECONDS - t)) s)"; next=$((next + 60)); fi
   done
   wait "$1"
 }
@@ -279,8 +279,9 @@ import_images() {  # import_images NODE_CONTAINER
   done
 }
 pids=()
+log "importing the images into the nodes' containerd: ..."
 for n in $KUBE_NODES; do import_images "$(lab_ctr "${n%%=*}")" & pids+=($!); done
-for p in "${pids[@]}"; do wait "$p" || die "importing the images into a node failed"; done
+for p in "${pids[@]}"; do waiting "$p" "importing the images" || die "importing the images into a node failed"; done
 log "images imported ($((SECONDS - t0)) s)"
 
 # --- pod network: podCIDRs from the controller-manager -> CNI config, routes, egress NAT ---

@@ -4,8 +4,8 @@
 """Bare-metal hosts provisioned through Metal3: validation and the objects derived from them.
 
 One host definition (inventory ``metal3_hosts_list``) yields its BMC credentials Secret, its
-BareMetalHost and the names of both. What baremetal-operator then enrolls in Ironic is the tests'
-(tests/integration/metal3/bmo_enroll.py).
+BareMetalHost and the names of both. What baremetal-operator then enrolls in Ironic is read from
+Ironic by molecule/metal3, once the real operator has enrolled them.
 """
 
 from __future__ import absolute_import, division, print_function

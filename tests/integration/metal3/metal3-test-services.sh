@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Test doubles for the Metal3 side of slime.hybrid, on this host, without KVM:
 #   - sushy-tools' Redfish emulator with its FAKE systems driver (no libvirt), HTTP basic
-#     auth, on 127.0.0.1:$METAL3_REDFISH_PORT (plain HTTP, three systems) and
+#     auth, on 127.0.0.1:$METAL3_REDFISH_PORT (plain HTTP, eight systems) and
 #     127.0.0.1:$METAL3_REDFISH_TLS_PORT (HTTPS with a self-signed certificate, one system);
 #   - a fake IPMI BMC (pyghmi's server side, tests/integration/metal3/fake_ipmi_bmc.py) on
 #     UDP 127.0.0.1:$METAL3_IPMI_PORT;
@@ -61,6 +61,12 @@ SYSTEMS=(
   "4c0a4f3e-5a1b-4b8e-9d5e-000000000001 bm-redfish-0 On 52:54:00:6c:3c:01"
   "4c0a4f3e-5a1b-4b8e-9d5e-000000000002 bm-redfish-1 Off 52:54:00:6c:3c:02"
   "4c0a4f3e-5a1b-4b8e-9d5e-000000000003 bm-redfish-2 Off 52:54:00:6c:3c:03"
+  # one per vendor scheme of baremetal-operator (molecule/metal3: each enrolled by the operator)
+  "4c0a4f3e-5a1b-4b8e-9d5e-000000000004 bm-redfish-3 Off 52:54:00:6c:3c:04"
+  "4c0a4f3e-5a1b-4b8e-9d5e-000000000005 bm-redfish-4 On 52:54:00:6c:3c:05"
+  "4c0a4f3e-5a1b-4b8e-9d5e-000000000006 bm-redfish-5 Off 52:54:00:6c:3c:06"
+  "4c0a4f3e-5a1b-4b8e-9d5e-000000000007 bm-redfish-6 On 52:54:00:6c:3c:07"
+  "4c0a4f3e-5a1b-4b8e-9d5e-000000000008 bm-redfish-7 Off 52:54:00:6c:3c:08"
 )
 TLS_SYSTEM="4c0a4f3e-5a1b-4b8e-9d5e-000000000010 bm-redfish-tls On 52:54:00:6c:3c:10"
 
