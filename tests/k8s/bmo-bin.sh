@@ -31,6 +31,11 @@ stamp="baremetal-operator=v$BMO_VERSION ironic-standalone-operator-api=v$ISO_API
 die() { echo "bmo-bin: ERROR: $*" >&2; exit 1; }
 log() { echo "bmo-bin: $*"; }
 
+# one build at a time (the Metal3 tier and the kube-faults lane may both ask at once): the second waits and
+# finds it cached
+mkdir -p "$k8s"
+exec 9>"$k8s/.bmo-bin.lock"
+flock 9
 if [ -x "$bin/baremetal-operator" ] && [ "$(cat "$bin/baremetal-operator.version" 2>/dev/null)" = "$stamp" ] \
     && [ -f "$crds/.version" ] && [ "$(cat "$crds/.version")" = "$stamp" ]; then
   log "cached: $stamp"

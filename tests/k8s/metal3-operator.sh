@@ -14,14 +14,20 @@
 # HTTP server serves (nothing boots them: Metal3's FakeIPA, started by
 # tests/integration/metal3/metal3-test-services.sh, answers Ironic as their agent would).
 # Log in ${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/k8s/logs/baremetal-operator.log.
+# Another cluster and set of services (the kube-faults lane's, on lab/kube, beside the Metal3 tier's):
+# BMO_KUBECONFIG (its admin kubeconfig), BMO_RUN_DIR (pids, the operator's own kubeconfig and its log),
+# METAL3_ENDPOINTS (the endpoints.json of its services), BMO_HEALTH_PORT and BMO_METRICS_PORT, and
+# BMO_WEBHOOK_PORT=0: no admission webhook (an API server that runs in a container could not reach
+# one on this host's loopback; the webhook's rules are proven by the Metal3 tier).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
 k8s=$cache/k8s
-run=$k8s/run-metal3
-logs=$k8s/logs
-endpoints=$cache/metal3/endpoints.json
+kubeconfig=${BMO_KUBECONFIG:-$k8s/kubeconfig}
+run=${BMO_RUN_DIR:-$k8s/run-metal3}
+logs=${BMO_RUN_DIR:-$k8s}/logs
+endpoints=${METAL3_ENDPOINTS:-$cache/metal3/endpoints.json}
 HEALTH=127.0.0.1:${BMO_HEALTH_PORT:-19440}
 METRICS=127.0.0.1:${BMO_METRICS_PORT:-18443}
 WEBHOOK_PORT=${BMO_WEBHOOK_PORT:-19443}
@@ -64,7 +70,7 @@ webhook_certs() {
 webhook_config() {
   local manifest=$tree/config/base/webhook/manifests.yaml
   [ -f "$manifest" ] || die "$manifest missing (tests/k8s/bmo-bin.sh unpacks the operator's tree)"
-  "$py" - "$k8s/kubeconfig" "$WEBHOOK_NAME" "$manifest" "$run/webhook-ca.crt" "https://127.0.0.1:$WEBHOOK_PORT" <<'PY' \
+  "$py" - "$kubeconfig" "$WEBHOOK_NAME" "$manifest" "$run/webhook-ca.crt" "https://127.0.0.1:$WEBHOOK_PORT" <<'PY' \
     || die "could not apply the operator's webhook configuration"
 import base64, sys, yaml
 from kubernetes import client, config
@@ -88,13 +94,13 @@ PY
 up() {
   "$here/tests/k8s/bmo-bin.sh"
   [ -s "$endpoints" ] || die "$endpoints missing: run tests/integration/metal3/metal3-test-services.sh up first"
-  [ -s "$k8s/kubeconfig" ] || die "$k8s/kubeconfig missing: run tests/k8s/k8s-test-cluster.sh up first"
-  mkdir -p "$run" "$logs"
+  [ -s "$kubeconfig" ] || die "$kubeconfig missing: run tests/k8s/k8s-test-cluster.sh up first"
+  mkdir -p "$run/tmp" "$logs"
   stop baremetal-operator
   local ironic kernel ramdisk
-  webhook_certs
+  [ "$WEBHOOK_PORT" = 0 ] || webhook_certs
   read -r ironic kernel ramdisk < <("$py" -c 'import json,sys; e=json.load(open(sys.argv[1])); print(e["ironic"]["url"], e["http"]["deploy_kernel"], e["http"]["deploy_ramdisk"])' "$endpoints")
-  "$py" "$here/tests/k8s/bmo_rbac.py" "$k8s/kubeconfig" "$tree" "$run/baremetal-operator.kubeconfig" \
+  "$py" "$here/tests/k8s/bmo_rbac.py" "$kubeconfig" "$tree" "$run/baremetal-operator.kubeconfig" \
     || die "could not give baremetal-operator its ServiceAccount and RBAC"
   KUBECONFIG=$run/baremetal-operator.kubeconfig IRONIC_ENDPOINT=$ironic/v1/ DEPLOY_KERNEL_URL=$kernel DEPLOY_RAMDISK_URL=$ramdisk \
     TMPDIR=$run/tmp setsid "$k8s/bin/baremetal-operator" -webhook-port="$WEBHOOK_PORT" -metrics-addr="$METRICS" -health-addr="$HEALTH" \
@@ -107,7 +113,7 @@ up() {
     [ $SECONDS -lt $deadline ] || { tail -n 30 "$logs/baremetal-operator.log" >&2; die "baremetal-operator not ready after 60 s"; }
     sleep 0.5
   done
-  webhook_config
+  [ "$WEBHOOK_PORT" = 0 ] || webhook_config
   log "baremetal-operator $(cat "$k8s/bin/baremetal-operator.version") up (Ironic $ironic)"
 }
 
@@ -116,10 +122,10 @@ case ${1:-} in
   up) up ;;
   down)
     # Without the operator nothing answers the webhook (failurePolicy Fail): remove it first.
-    if [ -s "$k8s/kubeconfig" ]; then
+    if [ -s "$kubeconfig" ] && [ "$WEBHOOK_PORT" != 0 ]; then
       timeout 20 "$py" -c 'import sys; from kubernetes import client, config
 config.load_kube_config(sys.argv[1]); client.AdmissionregistrationV1Api().delete_validating_webhook_configuration(sys.argv[2])' \
-        "$k8s/kubeconfig" "$WEBHOOK_NAME" >/dev/null 2>&1 || true
+        "$kubeconfig" "$WEBHOOK_NAME" >/dev/null 2>&1 || true
     fi
     stop baremetal-operator ;;
   *) echo "usage: $0 up|down" >&2; exit 2 ;;

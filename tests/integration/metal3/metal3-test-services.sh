@@ -16,8 +16,8 @@
 #   up      install what is missing (apt: ipmitool, curl, openssl; pip: sushy-tools and pyghmi
 #           into one venv, Ironic into another, FakeIPA into a third), start what is not running,
 #           wait until it answers, write
-#           $cache/endpoints.json (addresses, systems, test credentials) for the tests
-#   down    stop what `up` started (pid files under $cache/run) and nothing else
+#           $state/endpoints.json (addresses, systems, test credentials) for the tests
+#   down    stop what `up` started (pid files under $state/run) and nothing else
 #   status  say what runs
 #
 # Idempotent; everything lives under ${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/metal3
@@ -28,18 +28,23 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/../../.." && pwd)
 cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}/metal3
 venv=$cache/venv
-run=$cache/run
-logs=$cache/logs
+# What one set of services runs on and writes (pids, logs, configurations, Ironic's database, the
+# config drives): METAL3_STATE_DIR, by default the cache itself; another directory and other ports
+# (METAL3_*_PORT) run a second set beside the first (the kube-faults lane's, beside the Metal3 tier's).
+# The installed software (venvs, sources) and the BMC password are shared.
+state=${METAL3_STATE_DIR:-$cache}
+run=$state/run
+logs=$state/logs
 SUSHY_TOOLS_VERSION=${SUSHY_TOOLS_VERSION:-2.2.0}
 PYGHMI_VERSION=${PYGHMI_VERSION:-1.6.19}
 IRONIC_VERSION=${IRONIC_VERSION:-35.0.0}
-ironic_venv=$cache/ironic-venv
+ironic_venv=$state/ironic-venv
 # Metal3's FakeIPA (metal3-io/utility-images fake-ipa/, not on PyPI): answers Ironic as the
 # ironic-python-agent of the deploy ramdisk would (lookup, heartbeats, deploy and clean steps),
 # booted by the sushy-tools fake driver's external notifier when a system is powered on.
 FAKE_IPA_REF=${FAKE_IPA_REF:-ff1d62e}
 FAKE_IPA_TARBALL=${FAKE_IPA_TARBALL:-${SLIME_VENDOR_DIR:-$here/../shared/vendor}/src/fake-ipa-utility-images-$FAKE_IPA_REF.tar.gz}
-fipa_venv=$cache/fake-ipa-venv
+fipa_venv=$state/fake-ipa-venv
 FAKE_IPA_PORT=${METAL3_FAKE_IPA_PORT:-9999}
 REDFISH_PORT=${METAL3_REDFISH_PORT:-8001}
 REDFISH_TLS_PORT=${METAL3_REDFISH_TLS_PORT:-8002}
@@ -205,7 +210,7 @@ systems_literal() {
 }
 
 write_sushy_config() {
-  local dir=$cache/sushy pw
+  local dir=$state/sushy pw
   mkdir -p "$dir"
   pw=$(password)
   # htpasswd with a bcrypt digest (the only kind sushy-tools accepts); bcrypt comes with it.
@@ -262,7 +267,7 @@ EOF
 }
 
 write_ironic_config() {
-  local dir=$cache/ironic
+  local dir=$state/ironic
   mkdir -p "$dir/locks" "$dir/images" "$dir/master_images" "$dir/httpboot" "$dir/tftpboot"
   cat >"$dir/ironic.conf" <<EOF
 # Standalone Ironic for the slime.hybrid tests, written by tests/integration/metal3/metal3-test-services.sh.
@@ -348,7 +353,7 @@ EOF
 }
 
 write_fake_ipa_config() {
-  local dir=$cache/fake-ipa
+  local dir=$state/fake-ipa
   mkdir -p "$dir/configdrives"
   cat >"$dir/fake-ipa.conf" <<EOF
 # FakeIPA configuration (a Python file of FAKE_IPA_* settings, fake-ipa/conf.py upstream),
@@ -380,8 +385,8 @@ up_emulator() {
     log "$name already running (pid $(live_pid "$name"))"
   else
     port_open "$port" && die "$ADDR:$port is taken by another process; set METAL3_REDFISH_PORT/METAL3_REDFISH_TLS_PORT"
-    rm -rf "$cache/sushy/state-$name"   # fresh power states each start
-    start "$name" "$cache/sushy/$name.conf" "$venv/bin/sushy-emulator" --config "$cache/sushy/$name.conf"
+    rm -rf "$state/sushy/state-$name"   # fresh power states each start
+    start "$name" "$state/sushy/$name.conf" "$venv/bin/sushy-emulator" --config "$state/sushy/$name.conf"
     wait_http "$name" "$scheme://$ADDR:$port/redfish/v1/Systems" 30 "${curlargs[@]}" -u "$BMC_USER:$(password)"
     log "$name up on $scheme://$ADDR:$port"
   fi
@@ -393,7 +398,7 @@ up_fake_ipa() {
     log "fake-ipa already running (pid $(live_pid fake-ipa))"; return
   fi
   port_open "$FAKE_IPA_PORT" && die "$ADDR:$FAKE_IPA_PORT is taken by another process; set METAL3_FAKE_IPA_PORT"
-  start fake-ipa "$cache/fake-ipa/fake-ipa.conf" "$fipa_venv/bin/python" "$script" --config "$cache/fake-ipa/fake-ipa.conf"
+  start fake-ipa "$state/fake-ipa/fake-ipa.conf" "$fipa_venv/bin/python" "$script" --config "$state/fake-ipa/fake-ipa.conf"
   # Its IPA API answers under /<node uuid>/ only; a PUT without pending power is a no-op (204).
   local deadline=$((SECONDS + 30))
   until curl -fsS -o /dev/null -m 3 -X PUT -H 'Content-Type: application/json' --data '{"name": "probe"}' "http://$ADDR:$FAKE_IPA_PORT/" 2>/dev/null; do
@@ -405,7 +410,7 @@ up_fake_ipa() {
 }
 
 up_ironic() {
-  local dir=$cache/ironic
+  local dir=$state/ironic
   if live_pid ironic >/dev/null; then
     log "ironic already running (pid $(live_pid ironic))"; return
   fi
@@ -455,7 +460,7 @@ up_ipmi() {
 # Ironic's http_root (boot configs, config drives) and images/ with the test disk image and its
 # checksum file, which Ironic validates (a HEAD request) before it deploys.
 up_http() {
-  local root=$cache/ironic/httpboot
+  local root=$state/ironic/httpboot
   mkdir -p "$root/images"
   if [ ! -s "$root/images/slime-test.qcow2" ]; then
     head -c 1048576 /dev/zero >"$root/images/slime-test.qcow2"
@@ -487,7 +492,7 @@ write_endpoints() {
   local closed pw
   closed=$(closed_port)
   pw=$(password)
-  (umask 077; "$venv/bin/python" - "$cache/endpoints.json" <<EOF
+  (umask 077; "$venv/bin/python" - "$state/endpoints.json" <<EOF
 import json, sys
 systems = []
 for line in """$(printf '%s\n' "${SYSTEMS[@]}")""".splitlines():
@@ -499,13 +504,13 @@ tls = {"uuid": uuid, "name": name, "power_state": power, "macs": [mac], "system_
 data = {
     "redfish": {"endpoint": "http://$ADDR:$REDFISH_PORT", "host": "$ADDR", "port": $REDFISH_PORT, "systems": systems},
     "redfish_tls": {"endpoint": "https://$ADDR:$REDFISH_TLS_PORT", "host": "$ADDR", "port": $REDFISH_TLS_PORT,
-                    "ca_file": "$cache/sushy/tls.crt", "systems": [tls]},
+                    "ca_file": "$state/sushy/tls.crt", "systems": [tls]},
     "username": "$BMC_USER",
     "password": "$pw",
     "closed_port": $closed,
     "ipmi": {"address": "ipmi://$ADDR:$IPMI_PORT", "host": "$ADDR", "port": $IPMI_PORT, "power_state": "$IPMI_POWER"},
     "ironic": {"url": "http://$ADDR:$IRONIC_PORT"},
-    "fake_ipa": {"url": "http://$ADDR:$FAKE_IPA_PORT", "configdrives": "$cache/fake-ipa/configdrives"},
+    "fake_ipa": {"url": "http://$ADDR:$FAKE_IPA_PORT", "configdrives": "$state/fake-ipa/configdrives"},
     "http": {"url": "http://$ADDR:$HTTP_PORT", "image": "http://$ADDR:$HTTP_PORT/images/slime-test.qcow2",
              "checksum": "http://$ADDR:$HTTP_PORT/images/slime-test.qcow2.sha256sum",
              "deploy_kernel": "http://$ADDR:$HTTP_PORT/images/ipa.kernel",
@@ -523,10 +528,14 @@ EOF
 cmd_install() {
   [ "$(id -u)" = 0 ] || die "run as root (apt-get)"
   mkdir -p "$cache" "$run" "$logs"
+  # one install at a time (two sets of services may start together)
+  exec 8>"$cache/.install.lock"
+  flock 8
   install_apt
   install_venv "$venv" sushy-emulator pip.log "sushy-tools==$SUSHY_TOOLS_VERSION" "pyghmi==$PYGHMI_VERSION"
   install_venv "$ironic_venv" ironic pip-ironic.log "ironic==$IRONIC_VERSION" sushy-oem-idrac
   install_fake_ipa
+  exec 8>&-   # the services started later must not hold the lock
 }
 
 # FakeIPA from its source tarball (pbr takes the version from PBR_VERSION outside a git checkout,
@@ -557,7 +566,7 @@ cmd_up() {
   up_http
   up_ironic
   write_endpoints
-  log "ok; endpoints and test credentials in $cache/endpoints.json"
+  log "ok; endpoints and test credentials in $state/endpoints.json"
 }
 
 cmd_down() {
