@@ -4,7 +4,8 @@
 """Conditions that YAML read as something else. A plain scalar holding ': ' is a mapping to YAML:
 `- out is search('error: x')` under an assert's `that` becomes {"out is search('error": "x')"},
 which Ansible takes as true, so the check can never fail. This lists every condition (that, when,
-until, failed_when, changed_when) that is not a string or a boolean.
+until, failed_when, changed_when) that is not a string or a boolean, and every YAML file outside
+templates/ that does not parse (its conditions could not be read).
 
   python scripts/check_conditions.py [DIR]   exit 1, naming file and condition, when one is found
 """
@@ -51,8 +52,13 @@ def main(top="."):
         try:
             with open(path) as handle:
                 documents = list(yaml.safe_load_all(handle))
-        except yaml.YAMLError:
-            continue  # not plain YAML (a Jinja template); yamllint judges the rest
+        except yaml.YAMLError as exc:
+            # a file this check cannot read is a file whose conditions it cannot vouch for; only a Jinja
+            # template (under templates/) is not plain YAML by design
+            if "templates" not in path.split(os.sep):
+                problems.append("%s does not parse as YAML, so its conditions are unchecked: %s"
+                                % (os.path.relpath(path, top), str(exc).splitlines()[0]))
+            continue
         for document in documents:
             problems += ["%s: %r is a %s, not a condition (quote it: a ': ' inside makes YAML a mapping)"
                          % (os.path.relpath(path, top), item, type(item).__name__) for item in bad_conditions(document)]

@@ -30,13 +30,13 @@ t0=$SECONDS
 mkdir -p "$KUBE_DIR"
 build_log=$KUBE_DIR/build.log
 : >"$build_log"
-# waiting PID WHAT: wait for a build or an import, saying every minute that it still runs (a first run's builds
-# are long and quiet); its status is wait's.
+# waiting PID WHAT: wait for a build or an import, saying every 50 s that it still runs (a first run's builds
+# are long and quiet: a line at least once a minute); its status is wait's.
 waiting() {
-  local t=$SECONDS next=60
+  local t=$SECONDS next=50
   while kill -0 "$1" 2>/dev/null; do
     sleep 2
-    if [ $((SECONDS - t)) -ge $next ]; then log "  $2: still running ($((SECONDS - t)) s)"; next=$((next + 60)); fi
+    if [ $((SECONDS - t)) -ge $next ]; then log "  $2: still running ($((SECONDS - t)) s)"; next=$((next + 50)); fi
   done
   wait "$1"
 }

@@ -34,3 +34,14 @@ def test_a_colon_in_a_plain_condition_is_found():
 
 def test_the_collection_has_no_such_condition(capsys):
     assert check_conditions.main(TOP) == 0, capsys.readouterr().out
+
+
+def test_a_file_that_does_not_parse_is_reported_unless_a_template(tmp_path, capsys):
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "tasks" / "broken.yml").write_text("- name: x\n  when: [a\n")
+    (tmp_path / "templates" / "values.yml").write_text("a: {{ b }\n")
+    assert check_conditions.main(str(tmp_path)) == 1
+    out = capsys.readouterr().out
+    assert "tasks/broken.yml does not parse as YAML, so its conditions are unchecked" in out
+    assert "templates" not in out
