@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026 slime.hybrid contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Metal3 test tier: sushy-tools' fake Redfish BMCs, a fake IPMI BMC and a standalone Ironic.
+"""Metal3 test tier: sushy-tools' fake Redfish BMCs and a fake IPMI BMC (Ironic and FakeIPA are not started here).
 
 ``tests/integration/metal3/metal3-test-services.sh up`` runs once per session (it installs what is missing,
 then starts what is not running) and ``down`` at the end; SLIME_METAL3_KEEP=1 leaves the
@@ -46,7 +46,8 @@ if not _collection_importable():
 @pytest.fixture(scope="session")
 def metal3():
     """Start the services; the contents of endpoints.json plus 'up_seconds'."""
-    env = dict(os.environ, SLIME_CACHE=CACHE)
+    # the BMCs alone: no test here talks to Ironic (the Metal3 tier and kube-faults provision through it)
+    env = dict(os.environ, SLIME_CACHE=CACHE, METAL3_BMCS_ONLY="1")
     start = time.time()
     proc = subprocess.run([SCRIPT, "up"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           universal_newlines=True, check=False)

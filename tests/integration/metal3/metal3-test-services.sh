@@ -33,6 +33,9 @@ venv=$cache/venv
 # (METAL3_*_PORT) run a second set beside the first (the kube-faults lane's, beside the Metal3 tier's).
 # The installed software (venvs, sources) and the BMC password are shared.
 state=${METAL3_STATE_DIR:-$cache}
+# METAL3_BMCS_ONLY=1: `up` starts the BMCs and the HTTP server only, no Ironic and no FakeIPA (the BMC
+# preflight tests of make integration talk to the BMCs alone).
+BMCS_ONLY=${METAL3_BMCS_ONLY:-0}
 run=$state/run
 logs=$state/logs
 SUSHY_TOOLS_VERSION=${SUSHY_TOOLS_VERSION:-2.2.0}
@@ -559,12 +562,12 @@ cmd_up() {
   write_sushy_config
   write_ironic_config
   write_fake_ipa_config
-  up_fake_ipa
+  [ "$BMCS_ONLY" = 1 ] || up_fake_ipa
   up_emulator redfish "$REDFISH_PORT"
   up_emulator redfish-tls "$REDFISH_TLS_PORT"
   up_ipmi
   up_http
-  up_ironic
+  [ "$BMCS_ONLY" = 1 ] || up_ironic
   write_endpoints
   log "ok; endpoints and test credentials in $state/endpoints.json"
 }
