@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs on a bare-metal host (a configless slurmd node: srun and scontrol read the config slurmd
 # cached). For SECONDS seconds: a job step from here to every pod worker in NODES, one after the
-# other (each up to 30 s), and beside them slurmctld's NodeAddr of each sampled every 0.25 s and
-# compared with WANT (where this host reaches it). Prints, one per line:
+# other, and beside them slurmctld's NodeAddr of each sampled every 0.25 s and compared with WANT
+# (where this host reaches it). Each launch is given up to 120 s: one that waits for its allocation
+# on a busy machine (right after slurmctld's restart, say) is slow, not failed; one that cannot reach
+# a pod fails with srun's own error. Prints, one per line:
 #   launches N failed F
 #   failure T ERROR             one per failed launch (T: seconds into the soak)
 #   window NODE T LENGTH ADDR   one per stretch of samples with a NodeAddr other than WANT's
@@ -33,7 +35,7 @@ launches=0
 while [ "$(date +%s)" -lt "$end" ]; do
   t=$(date +%s.%N)
   launches=$((launches + 1))
-  if ! out=$(timeout 30 srun -N"$count" -w "$nodes" -t 1 true 2>&1); then
+  if ! out=$(timeout 120 srun -N"$count" -w "$nodes" -t 1 true 2>&1); then
     echo "$t $(tr '\n' ' ' <<<"$out")" >>"$dir/failures"
   fi
   sleep 1
