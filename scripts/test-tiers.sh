@@ -93,7 +93,8 @@ run_tier() {
   [ -z "${2:-}" ] || echo "=== tier $tier (beside) ended: $(cat "$logs/$tier.result")"
 }
 
-# static only computes: it runs at the end of whichever lab lane ends first (mkdir is atomic).
+# static only computes: it runs once, in whichever lane gets here first - the Metal3 tiers' lane once they
+# end (usually), or a lab lane that ends before them (mkdir is atomic).
 static_if_first() { mkdir "$logs/static.claimed" 2>/dev/null && run_tier static beside; }
 
 # A fourth lab only once one of the other lab lanes has ended: four booting and running at once
