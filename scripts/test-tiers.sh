@@ -11,8 +11,8 @@
 # under ~/.cache; CPU-bound on a first run; its cluster part needs only the system packages of
 # make deps-system), with the venv (the deps tier: make deps, mostly downloads) and then unit
 # beside it; then the labs side by side: the Metal3 tier's control plane, Ironic and Redfish
-# emulator on this machine's loopback (k8s, then integration, which uses the same services, then,
-# once another lab lane has ended, kube-openshift in the fourth lab, 10.127.4.0/24, SLIME_LAB_SLOT=4),
+# emulator on this machine's loopback (k8s, then integration, which uses the same services, then
+# kube-openshift in the fourth lab, 10.127.4.0/24, SLIME_LAB_SLOT=4, booted when the other three are long up),
 # the real-Kubernetes lab in its node containers on 10.127.0.0/24 (kube), the second on
 # 10.127.2.0/24 (kube-routed, SLIME_LAB_SLOT=2) and the third on 10.127.3.0/24 (kube-faults,
 # SLIME_LAB_SLOT=3). The lab lanes wait mostly on their clusters and jobs, not on the CPUs: four
@@ -97,12 +97,6 @@ run_tier() {
 # end (usually), or a lab lane that ends before them (mkdir is atomic).
 static_if_first() { mkdir "$logs/static.claimed" 2>/dev/null && run_tier static beside; }
 
-# A fourth lab only once one of the other lab lanes has ended: four booting and running at once
-# starve a 2-core machine (a node got no podCIDR within the two minutes lab/kube/up.sh then waited).
-after_a_lab_lane() {
-  until [ -e "$logs/kube-routed.result" ] || [ -e "$logs/kube-faults.result" ]; do sleep 10; done
-}
-
 for tier in "${TIERS[@]}"; do rm -f "$logs/$tier.result" "$logs/$tier.log"; done
 rm -rf "$logs/static.claimed"
 beside=()
@@ -111,9 +105,9 @@ if [ "${SERIAL_TIERS:-0}" = 1 ]; then
 else
   ( run_tier deps beside; run_tier unit beside ) & pids=($!)
   run_tier builds
-  # static once the Metal3 tiers are done (they end first; the fourth lab waits for a lab lane anyway), beside
-  # the wait and kube-openshift: the suite is CPU-bound, and static at the very end was its last 10 minutes.
-  ( run_tier k8s beside; run_tier integration beside; static_if_first & after_a_lab_lane; run_tier kube-openshift beside
+  # static once the Metal3 tiers are done (they end first), beside kube-openshift: the suite is CPU-bound, and
+  # static at the very end was its last 10 minutes.
+  ( run_tier k8s beside; run_tier integration beside; static_if_first & run_tier kube-openshift beside
     wait ) & pids+=($!)
   ( run_tier kube-routed beside; static_if_first ) & pids+=($!)
   ( run_tier kube-faults beside; static_if_first ) & pids+=($!)
