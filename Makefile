@@ -22,7 +22,7 @@ unexport PYTHONDONTWRITEBYTECODE
 SLIME_VENDOR_DIR ?= $(firstword $(wildcard $(CURDIR)/../shared/vendor /work/shared/vendor))
 export SLIME_VENDOR_DIR
 
-.PHONY: deps deps-system ee-image collection demo doctor kube-up kube-down test builds static unit k8s kube kube-modes kube-routed kube-openshift kube-faults integration sanity lint docs-check ee-check galaxy-check bench bench-kube bench-rerun bench-demo bench-test build
+.PHONY: deps deps-system ee-image collection demo doctor kube-up kube-down test builds static unit k8s kube kube-modes kube-routed kube-openshift kube-faults integration sanity lint docs-check ee-check galaxy-check bench bench-kube bench-rerun bench-demo bench-test bench-metal3 build
 
 deps:
 	./scripts/install-deps.sh
@@ -153,7 +153,7 @@ kube: collection
 # through the operator's rolling update; OpenShift admits every pod from the first), in labs of
 # their own (SLIME_LAB_SLOT=2 and 4, lab/env.sh: own network, addresses and containers), so that
 # make test runs them beside the kube tier: routed in a lane of its own, OpenShift after the
-# Metal3 tiers (k8s, integration) once another lab's lane has ended (scripts/test-tiers.sh).
+# Metal3 tiers (k8s, integration) in theirs (scripts/test-tiers.sh).
 kube-modes: kube-routed kube-openshift
 
 kube-routed: collection
@@ -195,6 +195,11 @@ bench-demo:
 # `make test` timed as CI runs it, with how busy the CPUs were (BENCH_COLD=1: from nothing).
 bench-test:
 	./benchmarks/test.sh
+
+# Provisioning waves of 10, 30 and 100 BareMetalHosts through site.yml on the Metal3 tier's stack
+# (BENCH_HOSTS="N ...": other counts). Not beside make test (the Metal3 tier's ports).
+bench-metal3: deps collection
+	./benchmarks/metal3_scale.sh $(BENCH_HOSTS)
 
 build: collection
 	ansible-galaxy collection build --force --output-path $(CACHE)/dist .

@@ -241,6 +241,16 @@ conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 EOF
 }
 
+# Every lab's nodes and hosts take inotify instances from one per-user limit of this machine (all run as
+# root): containerd's CRI plugin, the kubelets, systemd in each host, the pods. The kernel's default of 128
+# instances is spent by three labs side by side, and a fourth node's containerd then starts without its CRI
+# plugin ("failed to create fsnotify watcher: too many open files"), so its kubelet never registers. Raised
+# as kind's known issues advise for several clusters on one host ("Pod errors due to too many open files").
+for kv in fs.inotify.max_user_instances=1024 fs.inotify.max_user_watches=524288; do
+  [ "$(sysctl -n "${kv%%=*}" 2>/dev/null || echo 0)" -ge "${kv#*=}" ] || sysctl -qw "$kv" \
+    || log "WARNING: could not raise ${kv%%=*} to ${kv#*=} (sysctl -w $kv as root); labs side by side may run out"
+done
+
 # A cluster started anew starts with empty storage (a teardown cut short may have left it).
 cp_ctr=$(lab_ctr "${KUBE_NODES%%=*}")
 podman container exists "$cp_ctr" || podman volume rm -f "$KUBE_PV_VOLUME" >/dev/null 2>&1 || true
@@ -283,6 +293,13 @@ log "importing the images into the nodes' containerd: ..."
 for n in $KUBE_NODES; do import_images "$(lab_ctr "${n%%=*}")" & pids+=($!); done
 for p in "${pids[@]}"; do waiting "$p" "importing the images" || die "importing the images into a node failed"; done
 log "images imported ($((SECONDS - t0)) s)"
+# containerd is up on every node (the imports spoke to it): one that started without its CRI plugin gives the
+# kubelet nothing to run pods with, and the node would never register. Say so now, with containerd's reason.
+for n in $KUBE_NODES; do
+  cri_error=$(podman exec "$(lab_ctr "${n%%=*}")" grep -m1 -o 'failed to load plugin io.containerd.grpc.v1.cri.*' \
+    /var/log/kube/containerd.log 2>/dev/null || true)
+  [ -z "$cri_error" ] || die "node ${n%%=*}: containerd started without its CRI plugin, so its kubelet cannot register: $cri_error"
+done
 
 # --- pod network: podCIDRs from the controller-manager -> CNI config, routes, egress NAT ---
 for _ in $(seq $((LAB_WAIT * 2))); do kc get --raw /readyz >/dev/null 2>&1 && break; sleep 0.5; done

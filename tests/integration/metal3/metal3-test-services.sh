@@ -77,6 +77,16 @@ SYSTEMS=(
   "4c0a4f3e-5a1b-4b8e-9d5e-000000000008 bm-redfish-7 Off 52:54:00:6c:3c:08"
 )
 TLS_SYSTEM="4c0a4f3e-5a1b-4b8e-9d5e-000000000010 bm-redfish-tls On 52:54:00:6c:3c:10"
+# METAL3_EXTRA_SYSTEMS=N: N more fake systems on the plain emulator, bm-scale-1..N (uuid
+# 4c0a4f3e-5a1b-4b8e-9d5e-1NNNNNNNNNNN, MAC 52:54:01:00:HH:LL), powered off: the hosts of
+# benchmarks/metal3_scale.sh. Read when the emulator starts (`up` after `down`).
+EXTRA_SYSTEMS=${METAL3_EXTRA_SYSTEMS:-0}
+if ! [[ $EXTRA_SYSTEMS =~ ^[0-9]{1,5}$ ]] || [ "$EXTRA_SYSTEMS" -gt 65535 ]; then
+  echo "metal3-test-services: METAL3_EXTRA_SYSTEMS=$EXTRA_SYSTEMS is not a count from 0 to 65535" >&2; exit 2
+fi
+for ((i = 1; i <= EXTRA_SYSTEMS; i++)); do
+  SYSTEMS+=("$(printf '4c0a4f3e-5a1b-4b8e-9d5e-1%011d bm-scale-%d Off 52:54:01:00:%02x:%02x' "$i" "$i" $((i / 256)) $((i % 256)))")
+done
 
 # --- helpers ------------------------------------------------------------------------
 # True when something accepts TCP connections on $ADDR:$1.

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Provisioning waves through the collection: for each count N (default: 10 30 100), one
+# `site.yml --tags metal3` run with N BareMetalHosts in metal3_hosts_list, on the Metal3 tier's
+# stack (molecule metal3: a real API server, baremetal-operator v0.13.2, Ironic 35.0.0, sushy-tools'
+# fake Redfish systems and Metal3's FakeIPA answering as each host's agent). The run returns when the
+# role's wait (one BareMetalHost list per poll, the role's default 10-s delay) saw every host
+# provisioned. Then the hosts are deleted (deprovisioned through Ironic) before the next wave.
+#
+# Prints per wave: the run's wall time and the control node's CPU (Ansible and its modules; per host),
+# the hosts' provisioning as baremetal-operator recorded it (status.operationHistory: first register
+# start to last provision end, the slowest host's provision), the CPU of Ironic, baremetal-operator,
+# FakeIPA and the emulator during the wave, the deprovisioning's wall time, and the settings that
+# bound a wave (BMO_CONCURRENCY, PROVISIONING_LIMIT, Ironic's). Measures; never asserts a limit.
+#
+#   benchmarks/metal3_scale.sh [N ...]
+#
+# Needs the Metal3 tier's ports free (not beside make test's k8s or integration tier). Leaves nothing
+# running (molecule destroy). Output of each run under $SLIME_CACHE/bench-metal3/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ $# -gt 0 ]; then counts=("$@"); else counts=(10 30 100); fi
+max=0
+for n in "${counts[@]}"; do
+  [[ $n =~ ^[1-9][0-9]{0,3}$ ]] || { echo "metal3_scale: '$n' is not a host count from 1 to 9999" >&2; exit 2; }
+  [ "$n" -le "$max" ] || max=$n
+done
+cache=${SLIME_CACHE:-$HOME/.cache/slime-hybrid}
+out=$cache/bench-metal3
+state=$cache/metal3
+mkdir -p "$out"
+export METAL3_EXTRA_SYSTEMS=$max
+export SLIME_CACHE=$cache
+kubeconfig=$cache/k8s/kubeconfig
+py=${PYTHON:-$cache/venv/bin/python}
+[ -x "$py" ] || py=python3
+
+# CPU-seconds (user + system) a service has used so far: its process group (setsid'd by the scripts).
+svc_cpu() {
+  local pidf=$1 pid
+  pid=$(awk '{ print $1; exit }' "$pidf" 2>/dev/null) || { echo 0; return; }
+  ps -o cputimes= --sid "$pid" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'
+}
+services() { for s in ironic fake-ipa redfish; do echo "$s=$(svc_cpu "$state/run/$s.pid")"; done
+             echo "baremetal-operator=$(svc_cpu "$cache/k8s/run-metal3/baremetal-operator.pid")"; }
+
+echo "metal3_scale: starting the Metal3 tier's stack with $max extra fake systems (molecule create, converge)"
+molecule destroy -s metal3 >"$out/destroy-before.log" 2>&1 || true
+molecule create -s metal3 >"$out/create.log" 2>&1 || { tail -30 "$out/create.log"; exit 1; }
+trap 'molecule destroy -s metal3 >"$out/destroy.log" 2>&1 || true' EXIT
+# Slinky and the tier's own two hosts, so the waves find a converged cluster (slurm.key, controller).
+molecule converge -s metal3 >"$out/converge.log" 2>&1 || { tail -30 "$out/converge.log"; exit 1; }
+
+password=$(cat "$state/credentials")
+for n in "${counts[@]}"; do
+  vars=$out/hosts-$n.yml
+  (umask 077; "$py" - "$n" "$password" >"$vars" <<'PY'
+import json, sys
+n, password = int(sys.argv[1]), sys.argv[2]
+hosts = [{
+    "name": "scale-%d" % i,
+    "bmc": {"address": "redfish+http://127.0.0.1:8001/redfish/v1/Systems/4c0a4f3e-5a1b-4b8e-9d5e-1%011d" % i,
+            "username": "admin", "password": password},
+    "boot_mac": "52:54:01:00:%02x:%02x" % (i // 256, i % 256),
+    "boot_mode": "UEFI", "inspect": False, "automated_cleaning_mode": "disabled",
+    "image": {"url": "http://127.0.0.1:8088/images/slime-test.qcow2",
+              "checksum": "http://127.0.0.1:8088/images/slime-test.qcow2.sha256sum",
+              "checksum_type": "sha256", "format": "qcow2"},
+    "root_device_hints": {"deviceName": "/dev/sda"},
+} for i in range(1, n + 1)]
+# JSON is YAML: the role's defaults for the wait (10-s polls, an hour at most), as a site runs it.
+print(json.dumps({"metal3_hosts_list": hosts, "metal3_hosts_wait_delay": 10, "metal3_hosts_wait_timeout": 3600}))
+PY
+  )
+  before=$(services)
+  rc=0
+  /usr/bin/time -f '%e %U %S' -o "$out/time-$n" \
+    molecule converge -s metal3 -- --tags metal3 -e "@$vars" >"$out/wave-$n.log" 2>&1 || rc=$?
+  after=$(services)
+  read -r wall user sys <"$out/time-$n"
+  echo "== $n hosts: site.yml --tags metal3 (molecule converge) exit $rc, $wall s wall," \
+    "$(awk -v u="$user" -v s="$sys" -v n="$n" 'BEGIN { printf "%.1f CPU-s on the control node (%.2f per host)", u + s, (u + s) / n }')"
+  [ "$rc" = 0 ] || { echo "   failed: $(grep -E '^fatal:|^failed:' "$out/wave-$n.log" | head -3 | cut -c1-400)"; }
+  # What baremetal-operator recorded for each host, and the services' CPU during the wave.
+  KUBECONFIG=$kubeconfig "$py" - "$n" "$before" "$after" <<'PY'
+import datetime, sys
+from kubernetes import client, config
+n, before, after = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+config.load_kube_config()
+items = client.CustomObjectsApi().list_namespaced_custom_object("metal3.io", "v1alpha1", "metal3", "baremetalhosts")["items"]
+ts = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00")) if s else None
+hosts = [h for h in items if h["metadata"]["name"].startswith("scale-")]
+states = {}
+for h in hosts:
+    st = h.get("status", {}).get("provisioning", {}).get("state", "?")
+    states[st] = states.get(st, 0) + 1
+reg = [ts(h["status"]["operationHistory"]["register"]["start"]) for h in hosts
+       if h.get("status", {}).get("operationHistory", {}).get("register", {}).get("start")]
+prov = [(ts(h["status"]["operationHistory"]["provision"]["end"]) - ts(h["status"]["operationHistory"]["provision"]["start"]),
+         ts(h["status"]["operationHistory"]["provision"]["end"]), h["metadata"]["name"])
+        for h in hosts if h.get("status", {}).get("operationHistory", {}).get("provision", {}).get("end")]
+print("   hosts: %d of %d listed, by state %s" % (len(hosts), n, ", ".join("%s %d" % kv for kv in sorted(states.items()))))
+if reg and prov:
+    slow = max(prov)
+    print("   first register to last provisioned: %.0f s; provision per host: median %.0f s, slowest %.0f s (%s)" % (
+        (max(p[1] for p in prov) - min(reg)).total_seconds(),
+        sorted(p[0] for p in prov)[len(prov) // 2].total_seconds(), slow[0].total_seconds(), slow[2]))
+b = dict(kv.split("=") for kv in before.split())
+a = dict(kv.split("=") for kv in after.split())
+print("   CPU-s during the wave: " + ", ".join("%s %.0f" % (k, float(a[k]) - float(b[k])) for k in a))
+PY
+  t2=$(date +%s)
+  KUBECONFIG=$kubeconfig "$py" - <<'PY'
+import time
+from kubernetes import client, config
+config.load_kube_config()
+api = client.CustomObjectsApi()
+def names():
+    return [h["metadata"]["name"] for h in api.list_namespaced_custom_object("metal3.io", "v1alpha1", "metal3", "baremetalhosts")["items"]
+            if h["metadata"]["name"].startswith("scale-")]
+for name in names():
+    api.delete_namespaced_custom_object("metal3.io", "v1alpha1", "metal3", "baremetalhosts", name)
+deadline = time.time() + 3600
+while names() and time.time() < deadline:
+    time.sleep(5)
+left = names()
+if left:
+    raise SystemExit("metal3_scale: %d hosts still deprovisioning after an hour: %s" % (len(left), ", ".join(left[:5])))
+PY
+  echo "   deleted (deprovisioned through Ironic) in $(( $(date +%s) - t2 )) s"
+done
+echo "settings: BMO_CONCURRENCY unset (baremetal-operator v0.13.2: min(CPUs, 8) = $(( $(nproc) < 8 ? ($(nproc) < 2 ? 2 : $(nproc)) : 8 )) reconciles at once, main.go)," \
+  "PROVISIONING_LIMIT unset (20 hosts busy in Ironic at once, pkg/provisioner/ironic/factory.go); Ironic: one process" \
+  "(API + conductor), sqlite, sync_power_state_interval 60, ramdisk_heartbeat_timeout 20 (tests/integration/metal3/metal3-test-services.sh)"
