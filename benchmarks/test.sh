@@ -4,7 +4,9 @@
 # caches, the Kubernetes and Go binaries, the debootstrap tarballs, the images), else warm (every
 # build cached). Prints the wall time, each tier's result line (with its own time) and how busy
 # the CPUs were (sampled from /proc/stat every 10 s: the mean, and the share of samples above
-# 90 %), so that a slower run says whether it waited or computed. The run's output in
+# 90 %), so that a slower run says whether it waited or computed, and the labs' containers' CPU-seconds
+# by lab and by what spent them (benchmarks/cpu_by_kind.py: Kubernetes, Slurm's daemons, the operators in
+# pods, the rest). The run's output in
 # $SLIME_CACHE/../bench-test.log, the samples beside it. Measures; never asserts a limit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,7 +43,12 @@ sample() {
 }
 sample >"$samples" &
 sampler=$!
-trap 'kill "$sampler" 2>/dev/null || true' EXIT
+# The containers' CPU by lab and by what spent it (benchmarks/cpu_by_kind.py), written when it is stopped.
+by_kind=$(dirname "$cache")/bench-test.by-kind.json
+rm -f "$by_kind"
+python3 benchmarks/cpu_by_kind.py sample "$by_kind" &
+kinds=$!
+trap 'kill "$sampler" "$kinds" 2>/dev/null || true' EXIT
 
 # The machine's busy CPU-seconds (every process: this run's, and the labs' containers podman runs apart).
 busy() { awk -v hz="$(getconf CLK_TCK)" '/^cpu / { printf "%.0f", ($2 + $3 + $4 + $7 + $8 + $9) / hz }' /proc/stat; }
@@ -51,7 +58,8 @@ rc=0
 make --no-print-directory test >"$log" 2>&1 || rc=$?
 took=$((SECONDS - t0))
 b1=$(busy)
-kill "$sampler" 2>/dev/null || true
+kill "$sampler" "$kinds" 2>/dev/null || true
+wait "$kinds" 2>/dev/null || true
 echo "make test ($kind): $took s ($((took / 60)) min $((took % 60)) s), exit $rc"
 sed -n '/^=== make test: tiers/,$p' "$log" | tail -n +2
 # Each tier's line ends with the CPU-seconds of what it ran here (scripts/test-tiers.sh); the rest of the
@@ -60,4 +68,5 @@ tiers=$(sed -n '/^=== make test: tiers/,$p' "$log" | grep -Eo '[0-9]+ CPU-s here
 echo "CPU-seconds: $((b1 - b0)) busy in all, $tiers in the tiers' own processes (Ansible, molecule, pytest, helm, builds), $((b1 - b0 - tiers)) in the labs' containers and the rest"
 awk '{ s += $1; st += $2; if ($1 > 90) hi++; l += $3; if ($3 > lmax) lmax = $3 } END {
   if (NR) printf "CPU: %.0f %% busy on average (steal %.0f %%), above 90 %% in %.0f %% of %d samples; load average %.1f on average, %.1f at most\n", s / NR, st / NR, 100 * hi / NR, NR, l / NR, lmax }' "$samples"
+[ ! -s "$by_kind" ] || python3 benchmarks/cpu_by_kind.py report "$by_kind"
 exit "$rc"
