@@ -1,9 +1,8 @@
-#!/usr/bin/env python3
 """Where a run's CPU-seconds went on this machine, by what spent them: benchmarks/test.sh runs it beside
 `make test`.
 
-    cpu_by_kind.py sample OUT.json     sample until SIGTERM, then write OUT.json
-    cpu_by_kind.py report OUT.json     print the table
+    python3 cpu_by_kind.py sample OUT.json     sample until SIGTERM, then write OUT.json
+    python3 cpu_by_kind.py report OUT.json     print the table
 
 Every 2 s it reads:
 - each podman container's own cgroup (cpuacct.usage, exact: everything the container ran, short
@@ -54,9 +53,9 @@ def sample(out):
         if cid not in names:
             try:
                 listing = subprocess.run(["podman", "ps", "-a", "--no-trunc", "--format", "{{.ID}} {{.Names}}"],
-                                         capture_output=True, text=True, timeout=30).stdout
+                                         capture_output=True, text=True, timeout=30, check=False).stdout
                 for line in listing.splitlines():
-                    full, _, name = line.partition(" ")
+                    full, name = (line.split(" ", 1) + [""])[:2]
                     names[full[:12]] = name
             except (OSError, subprocess.SubprocessError):
                 pass
@@ -136,7 +135,7 @@ def report(path):
             kind = next((k for k, comms in KINDS if comm in comms), None)
             if kind:
                 row[kind] = row.get(kind, 0.0) + secs
-    kinds = [k for k, _ in KINDS]
+    kinds = [entry[0] for entry in KINDS]
     print("containers' CPU-s by lab (exact per container; the split by sampled daemons, the rest is short processes:"
           " Ansible's modules on the hosts, apt, dpkg, systemd)")
     print("  %-17s %7s " % ("lab", "all") + " ".join("%17s" % k for k in kinds) + " %9s" % "the rest")

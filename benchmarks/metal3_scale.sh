@@ -31,6 +31,7 @@ mkdir -p "$out"
 export METAL3_EXTRA_SYSTEMS=$max
 export SLIME_CACHE=$cache
 kubeconfig=$cache/k8s/kubeconfig
+export K8S_AUTH_KUBECONFIG=$kubeconfig   # the Metal3 tier's control plane, not a lab's
 py=${PYTHON:-$cache/venv/bin/python}
 [ -x "$py" ] || py=python3
 
