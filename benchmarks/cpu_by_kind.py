@@ -9,11 +9,11 @@ Every 2 s it reads:
   processes included), named by podman; a lab's containers are named by its slot (`kube-cp`, `lab2-bm-1`);
 - the long-lived processes inside the containers by command name (utime + stime from /proc), so that a
   container's time splits into Kubernetes, Slurm's daemons and the operators in pods; what the samples miss
-  (short processes: Ansible's modules on the hosts, apt, dpkg) is the container's rest;
-- the whole machine's busy time (/proc/stat).
-The control node's own share (Ansible, molecule, pytest, the builds) is what scripts/test-tiers.sh counts per
-tier (bash `times`); the machine's busy time less the containers and the tiers is the rest (the Metal3 tier's
-services, which run detached, and the machine's own). Measures; asserts nothing.
+  (short processes: Ansible's modules on the hosts, apt, dpkg) is the container's rest.
+The machine's busy time is benchmarks/test.sh's (/proc/stat); the control node's own share (Ansible,
+molecule, pytest, the builds) is what scripts/test-tiers.sh counts per tier (bash `times`); the machine's
+busy time less the containers and the tiers is the rest (the Metal3 tier's services, which run detached,
+and the machine's own). Measures; asserts nothing.
 """
 
 import json
@@ -37,15 +37,8 @@ KINDS = [  # (kind, command names as /proc/PID/stat shows them, 15 characters at
 HZ = os.sysconf("SC_CLK_TCK")
 
 
-def busy_seconds():
-    with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:]]
-    return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / HZ
-
-
 def sample(out):
-    names, usage, procs = {}, {}, {}
-    start_busy, stop = busy_seconds(), []
+    names, usage, procs, stop = {}, {}, {}, []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     signal.signal(signal.SIGINT, lambda *_: stop.append(1))
 
@@ -111,7 +104,7 @@ def sample(out):
         split.setdefault(name, {})
         split[name][comm] = split[name].get(comm, 0.0) + last - base
     with open(out, "w") as f:
-        json.dump({"busy": busy_seconds() - start_busy, "containers": containers, "split": split}, f)
+        json.dump({"containers": containers, "split": split}, f)
 
 
 def lab_of(name):
@@ -151,7 +144,6 @@ def report(path):
     rest = total["all"] - sum(total.get(k, 0.0) for k in kinds)
     print("  %-17s %7.0f " % ("all labs", total["all"]) + " ".join("%17.0f" % total.get(k, 0.0) for k in kinds)
           + " %9.0f" % rest)
-    print("machine busy during the run: %.0f CPU-s, of which the containers %.0f" % (data["busy"], total["all"]))
 
 
 if __name__ == "__main__":
