@@ -51,23 +51,25 @@ trap 'molecule destroy -s metal3 >"$out/destroy.log" 2>&1 || true' EXIT
 # Slinky and the tier's own two hosts, so the waves find a converged cluster (slurm.key, controller).
 molecule converge -s metal3 >"$out/converge.log" 2>&1 || { tail -30 "$out/converge.log"; exit 1; }
 
-password=$(cat "$state/credentials")
 for n in "${counts[@]}"; do
   vars=$out/hosts-$n.yml
-  (umask 077; "$py" - "$n" "$password" >"$vars" <<'PY'
+  # The first N of the fake systems metal3-test-services.sh added, as its endpoints.json lists them
+  # (address, MAC, the BMC's credentials, the test image).
+  (umask 077; "$py" - "$n" "$state/endpoints.json" >"$vars" <<'PY'
 import json, sys
-n, password = int(sys.argv[1]), sys.argv[2]
+n, endpoints = int(sys.argv[1]), json.load(open(sys.argv[2]))
+systems = sorted((s for s in endpoints["redfish"]["systems"] if s["name"].startswith("bm-scale-")),
+                 key=lambda s: int(s["name"].rsplit("-", 1)[1]))[:n]
 hosts = [{
-    "name": "scale-%d" % i,
-    "bmc": {"address": "redfish+http://127.0.0.1:8001/redfish/v1/Systems/4c0a4f3e-5a1b-4b8e-9d5e-1%011d" % i,
-            "username": "admin", "password": password},
-    "boot_mac": "52:54:01:00:%02x:%02x" % (i // 256, i % 256),
+    "name": s["name"].replace("bm-", "", 1),
+    "bmc": {"address": "redfish+" + endpoints["redfish"]["endpoint"] + s["system_id"],
+            "username": endpoints["username"], "password": endpoints["password"]},
+    "boot_mac": s["macs"][0],
     "boot_mode": "UEFI", "inspect": False, "automated_cleaning_mode": "disabled",
-    "image": {"url": "http://127.0.0.1:8088/images/slime-test.qcow2",
-              "checksum": "http://127.0.0.1:8088/images/slime-test.qcow2.sha256sum",
+    "image": {"url": endpoints["http"]["image"], "checksum": endpoints["http"]["checksum"],
               "checksum_type": "sha256", "format": "qcow2"},
     "root_device_hints": {"deviceName": "/dev/sda"},
-} for i in range(1, n + 1)]
+} for s in systems]
 # JSON is YAML: the role's defaults for the wait (10-s polls, an hour at most), as a site runs it.
 print(json.dumps({"metal3_hosts_list": hosts, "metal3_hosts_wait_delay": 10, "metal3_hosts_wait_timeout": 3600}))
 PY
