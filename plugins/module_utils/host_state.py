@@ -145,11 +145,16 @@ def addresses(ip_addr):
                       for kind, field in zip(line.split(), line.split()[1:]) if kind == "inet"))
 
 
-def observe(targets, run, scontrol="scontrol"):
+def observe(targets, run, scontrol="scontrol", all_nodes=False):
     """Everything worker_drift.drift() compares, read once. targets: worker_drift.observe_targets(plan);
-    scontrol: the command that reads slurmctld's record of the node."""
+    scontrol: the command that reads slurmctld's record of the node. all_nodes: read every node's record in
+    the same scontrol run (observed "nodes", for the host that also runs the pod workers' NodeAddr stage)."""
     name = targets["node"]
-    return {
+    records = None
+    if name:
+        argv = [scontrol, "show", "node", "--oneliner"] + ([] if all_nodes else [name])
+        records = parse_nodes(command_output(run, argv) or "")
+    observed = {
         "files": dict((path, file_state(path)) for path in targets["files"]),
         "account": account(targets["user"], targets["user"]),
         "packages": PACKAGE_DBS[targets["package_manager"]](run),
@@ -161,9 +166,11 @@ def observe(targets, run, scontrol="scontrol"):
         "iptables": dict((table, command_output(run, ["iptables", "-w", "-t", table, "-S"]))
                          for table in targets["iptables_tables"]),
         # slurmctld's record of the node, parsed; None when scontrol fails or does not list it
-        "node": (parse_nodes(command_output(run, [scontrol, "show", "node", "--oneliner", name]) or "").get(name)
-                 if name else None),
+        "node": records.get(name) if records is not None else None,
     }
+    if all_nodes:
+        observed["nodes"] = records or {}
+    return observed
 
 
 def _lines(path):

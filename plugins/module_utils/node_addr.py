@@ -66,6 +66,29 @@ def select_nodes(current, features=None, names=None):
                   and wanted.issubset(filter(None, record.get("AvailableFeatures", "").split(","))))
 
 
+def wanted(current, nodes=None, features=None, names=None, address_map=None):
+    """What an update of NodeAddr wants of `current` (parsed scontrol output): (spec, selected, unknown, missing) - the
+    addresses by node ({name: addr | {address, hostname}}, normalize_desired()'s input), the nodes selected (`nodes`
+    given: those; else those of `current` with every feature and, with `names`, listed), the listed names slurmctld does
+    not know, and the selected nodes `address_map` has no address for."""
+    if nodes is not None:
+        return nodes, sorted(nodes), [], []
+    selected = select_nodes(current, features, names)
+    mapping = address_map or {}
+    return (dict((name, mapping[name]) for name in selected if name in mapping), selected,
+            sorted(set(names or []) - set(current)), [name for name in selected if name not in mapping])
+
+
+def pending(current, address_map, features=None, names=None):
+    """The nodes an update of NodeAddr (module slurm_node_addr, from the same selection) would change or refuse,
+    sorted: none when every selected node has its address - the update can be skipped."""
+    spec, _selected, unknown, missing = wanted(current, None, features, names, address_map)
+    desired, errors = normalize_desired(spec)
+    changes, absent = plan(current, desired)
+    return sorted(set(unknown) | set(missing) | set(absent) | set(changes)
+                  | set(error.split(":", 1)[0] for error in errors))
+
+
 def plan(current, desired):
     """Compare and return (changes, unknown).
 

@@ -131,18 +131,14 @@ from ansible_collections.slime.hybrid.plugins.module_utils import node_addr, sco
 
 def wanted(module, current):
     params = module.params
-    if params["nodes"] is not None:
-        return params["nodes"], sorted(params["nodes"])
-    selected = node_addr.select_nodes(current, params["features"], params["names"])
-    unknown = sorted(set(params["names"] or []) - set(current))
+    spec, selected, unknown, missing = node_addr.wanted(current, params["nodes"], params["features"], params["names"],
+                                                        params["address_map"])
     if unknown and params["missing"] == "fail":
         module.fail_json(msg="slurmctld does not know node(s): %s" % ", ".join(unknown), unknown=unknown)
-    mapping = params["address_map"] or {}
-    missing = [name for name in selected if name not in mapping]
     if missing and params["missing"] == "fail":
         module.fail_json(msg="no address in address_map for selected node(s): %s" % ", ".join(missing),
                          selected=selected)
-    return dict((name, mapping[name]) for name in selected if name in mapping), selected
+    return spec, selected
 
 
 def main():

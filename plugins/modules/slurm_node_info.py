@@ -39,6 +39,13 @@ options:
     description: slurm.key, base64; only its digest is compared with the file's, and neither is returned.
     type: str
     required: true
+  all_nodes:
+    description:
+      - Read every node's record in the same C(scontrol show node) run and return them as RV(nodes) (the host that runs
+        the pod workers' NodeAddr stage: filter P(slime.hybrid.node_addr_pending#filter) then says whether it has
+        anything to do).
+    type: bool
+    default: false
   conf_server:
     description: Wait up to O(conf_server.timeout) seconds for this TCP port to accept a connection.
     type: dict
@@ -99,6 +106,11 @@ node:
   returned: always
   type: dict
   sample: {"State": "IDLE+DYNAMIC_NORM", "NodeAddr": "10.127.0.61", "AvailableFeatures": "baremetal", "Version": "26.05.5"}
+nodes:
+  description: Every node's record as C(scontrol show node --oneliner) gives it, parsed, by node name.
+  returned: with O(all_nodes)
+  type: dict
+  sample: {"slinky-0": {"NodeName": "slinky-0", "NodeAddr": "10.127.0.31", "AvailableFeatures": "slinky"}}
 conf_server:
   description: What the wait for O(conf_server) saw (V(open), V(refused), V(timeout), ...) and after how many seconds.
   returned: when O(conf_server) is given
@@ -123,6 +135,7 @@ def main():
             plan=dict(type="dict", required=True),
             name=dict(type="str", required=True),
             features=dict(type="list", elements="str", default=[]),
+            all_nodes=dict(type="bool", default=False),
             slurm_key_b64=dict(type="str", required=True, no_log=True),
             conf_server=dict(type="dict", options=dict(
                 host=dict(type="str", required=True),
@@ -143,11 +156,14 @@ def main():
         result["conf_server"] = probe.wait_open(server["host"], server["port"], server["timeout"], time.sleep)
     try:
         observed = host_state.observe(worker_drift.observe_targets(params["plan"], params["name"]),
-                                      lambda argv: module.run_command(argv, handle_exceptions=False), params["scontrol"])
+                                      lambda argv: module.run_command(argv, handle_exceptions=False), params["scontrol"],
+                                      params["all_nodes"])
         result["drift"] = worker_drift.drift(params["plan"], observed, params["name"], params["features"], key_sha256)
         result["conflicts"] = worker_drift.conflicts(params["plan"], observed)
         record = observed["node"]
         result["node"] = dict((key, record.get(key)) for key in REPORTED) if record else None
+        if params["all_nodes"]:
+            result["nodes"] = observed["nodes"]
     except (KeyError, TypeError) as exc:
         module.fail_json(msg="plan: not a plan of filter slime.hybrid.worker_plan (%s: %s)" % (type(exc).__name__, exc))
     module.exit_json(**result)

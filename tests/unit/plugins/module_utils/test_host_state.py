@@ -284,6 +284,19 @@ def test_observe_reads_every_target(plan, tmp_path):
     assert seen["routes"] == ""  # nat mode: the routing table is not read
 
 
+def test_observe_reads_every_node_in_the_same_scontrol_run(plan, tmp_path):
+    asked = []
+
+    def run(argv):
+        asked.append(argv)
+        return answers()(argv)
+
+    seen = host_state.observe(worker_drift.observe_targets(plan, "bm-1"), run, all_nodes=True)
+    assert [argv for argv in asked if argv[0] == "scontrol"] == [["scontrol", "show", "node", "--oneliner"]]
+    assert seen["nodes"] == scontrol.parse_nodes(NODE) and seen["node"] == seen["nodes"]["bm-1"]
+    assert "nodes" not in host_state.observe(worker_drift.observe_targets(plan, "bm-1"), answers())
+
+
 def test_package_source_and_its_key():
     plan = worker.plan(MODEL, with_worker(apt_repository="deb http://repo.example/slurm forky main",
                                           apt_key_url="https://repo.example/key.asc"))

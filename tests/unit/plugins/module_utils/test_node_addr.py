@@ -196,6 +196,29 @@ def test_plan_reports_unknown_names_and_still_plans_the_rest(current):
     assert list(changes) == ["pod-1"]
 
 
+# --- wanted, pending -------------------------------------------------------------------------------
+
+
+def test_wanted_selects_as_the_module_does(current):
+    assert node_addr.wanted(current, features=["pod"], address_map={"pod-1": "10.127.0.51", "pod-9": "x"}) == (
+        {"pod-1": "10.127.0.51"}, ["pod-1"], [], [])
+    assert node_addr.wanted(current, names=["pod-1", "pod-9"], address_map={}) == ({}, ["pod-1"], ["pod-9"], ["pod-1"])
+    assert node_addr.wanted(current, nodes={"bm-1": "10.127.0.61"}) == ({"bm-1": "10.127.0.61"}, ["bm-1"], [], [])
+
+
+def test_pending_is_empty_when_every_pod_worker_has_its_address(current):
+    assert node_addr.pending(current, {"pod-1": "10.126.0.21"}, names=["pod-1"]) == []
+    assert node_addr.pending(current, {"pod-1": "10.126.0.21"}, features=["pod"]) == []
+
+
+def test_pending_names_what_the_update_would_change_or_refuse(current):
+    assert node_addr.pending(current, {"pod-1": "10.127.0.51"}, names=["pod-1"]) == ["pod-1"]
+    # a pod worker slurmctld does not know yet, a selected node without an address, an address that is none
+    assert node_addr.pending(current, {"pod-1": "10.126.0.21", "pod-2": "10.127.0.52"}, names=["pod-1", "pod-2"]) == ["pod-2"]
+    assert node_addr.pending(current, {}, features=["pod"]) == ["pod-1"]
+    assert node_addr.pending(current, {"pod-1": "not an address!"}, names=["pod-1"]) == ["pod-1"]
+
+
 # --- update_commands -------------------------------------------------------------------------------
 
 
