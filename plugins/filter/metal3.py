@@ -69,5 +69,6 @@ class FilterModule(object):
             "metal3_stale_user_data": metal3.stale_user_data,
             "metal3_host_report": metal3.host_report,
             "metal3_host_progress": metal3.host_progress,
+            "metal3_errors_retried": metal3.errors_retried,
             "metal3_remediation_plan": _remediation_plan,
         }

@@ -330,15 +330,42 @@ def host_failed(obj):
     return status.get("operationalStatus") == "error" or bool(status.get("errorType"))
 
 
-def host_progress(objects, names, wanted):
-    """Sort the named hosts into done (state in wanted), failed (Metal3 reports an error) and waiting."""
+def _error_count(obj):
+    return int(((obj or {}).get("status") or {}).get("errorCount") or 0)
+
+
+def errors_retried(existing, definitions):
+    """{name: errorCount} of the hosts Metal3 reported an error for that this run gives another image or power state
+    (definitions: the BareMetalHosts as applied; existing: as read before). baremetal-operator tries such a host again
+    with the new spec (a failed deploy: deprovisioned, then provisioned anew; its error stays in the status meanwhile):
+    its error is this run's only once Metal3 counts another (host_progress)."""
+    before = dict((obj["metadata"]["name"], obj) for obj in existing or [])
+    retried = {}
+    for definition in definitions or []:
+        name = definition["metadata"]["name"]
+        obj = before.get(name)
+        if obj is None or not host_failed(obj):
+            continue
+        have, want = obj.get("spec") or {}, definition.get("spec") or {}
+        image_have, image_want = have.get("image") or {}, want.get("image") or {}
+        if (have.get("online") != want.get("online")
+                or any(image_have.get(key) != image_want.get(key) for key in ("url", "checksum"))):
+            retried[name] = _error_count(obj)
+    return retried
+
+
+def host_progress(objects, names, wanted, retried=None):
+    """Sort the named hosts into done (state in wanted), failed (Metal3 reports an error) and waiting. retried: {name:
+    errorCount} of errors_retried(): such a host fails only on an error Metal3 counted after that one."""
     by_name = dict((obj["metadata"]["name"], obj) for obj in objects or [])
+    retried = retried or {}
     out = {"done": [], "failed": [], "waiting": []}
     for name in names:
         obj = by_name.get(name)
         done = obj is not None and _state(obj) in wanted
         # host_failed(None) is False: a host with no BareMetalHost yet is waiting.
-        out["failed" if host_failed(obj) else "done" if done else "waiting"].append(name)
+        failed = host_failed(obj) and not (name in retried and _error_count(obj) <= int(retried[name]))
+        out["failed" if failed else "done" if done else "waiting"].append(name)
     return out
 
 

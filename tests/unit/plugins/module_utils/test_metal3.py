@@ -184,6 +184,27 @@ def test_progress_and_report():
         "a: provisioned, powered on", "b: registering, error registration error: 401", "d: no BareMetalHost"]
 
 
+def test_an_error_of_a_host_given_another_image_is_not_this_runs_until_metal3_counts_another():
+    hosts = metal3.normalize_hosts([GOOD])[0]
+    fixed = metal3.bare_metal_host(hosts[0], "metal3", "c1")
+    failed = dict(_bmh("node-0", "provisioning", operationalStatus="error", errorType="provisioning error",
+                       errorMessage="Image provisioning failed: ... HTTP code 404", errorCount=1),
+                  spec=dict(fixed["spec"], image=dict(fixed["spec"]["image"], url="http://172.22.0.1/images/none.qcow2")))
+    retried = metal3.errors_retried([failed], [fixed])
+    assert retried == {"node-0": 1}
+    # the operator deprovisions it, its error kept: waiting; provisioned with the new image: done
+    assert metal3.host_progress([dict(failed, status=dict(failed["status"], provisioning={"state": "deprovisioning"}))],
+                                ["node-0"], ["provisioned"], retried)["waiting"] == ["node-0"]
+    assert metal3.host_progress([_bmh("node-0", "provisioned")], ["node-0"], ["provisioned"], retried)["done"] == ["node-0"]
+    # another error counted after it: this run's
+    again = dict(failed, status=dict(failed["status"], errorCount=2))
+    assert metal3.host_progress([again], ["node-0"], ["provisioned"], retried)["failed"] == ["node-0"]
+    # the same spec applied again, or a host without an error: its error stays its failure
+    assert metal3.errors_retried([failed], [dict(fixed, spec=failed["spec"])]) == {}
+    assert metal3.errors_retried([_bmh("node-0", "provisioned")], [fixed]) == {}
+    assert metal3.host_progress([failed], ["node-0"], ["provisioned"])["failed"] == ["node-0"]
+
+
 def test_stale_user_data():
     hosts = metal3.normalize_hosts([GOOD, host(name="node-1", boot_mac="00:5c:52:31:3a:9d",
                                                bmc={"address": "redfish+http://192.168.111.1:8000/redfish/v1/Systems/b"})])[0]
