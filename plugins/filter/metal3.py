@@ -70,5 +70,7 @@ class FilterModule(object):
             "metal3_host_report": metal3.host_report,
             "metal3_host_progress": metal3.host_progress,
             "metal3_errors_retried": metal3.errors_retried,
+            "metal3_image_urls": metal3.image_urls,
+            "metal3_image_refusals": metal3.image_refusals,
             "metal3_remediation_plan": _remediation_plan,
         }

@@ -321,6 +321,41 @@ def stale_user_data(hosts, bare_metal_hosts, secrets, user_data):
     return stale
 
 
+def _image_urls(host):
+    """(what, URL) Ironic fetches for a host's deploy: the image, and its checksum where that is a URL."""
+    image = host.get("image") or {}
+    urls = [("image", image.get("url") or "")]
+    if str(image.get("checksum") or "").startswith(("http://", "https://")):
+        urls.append(("checksum", image["checksum"]))
+    return [(what, url) for what, url in urls if url.startswith(("http://", "https://"))]
+
+
+def image_urls(hosts):
+    """Every http(s) URL Ironic fetches to deploy the hosts (images, checksum files), each once, sorted."""
+    return sorted(set(url for host in hosts or [] for _what, url in _image_urls(host)))
+
+
+def image_refusals(hosts, checks):
+    """What the image preflight found: checks are ansible.builtin.uri's results of a HEAD of each image_urls() URL
+    (item, status, msg). {"refused": {host: [reason, ...]}: a URL whose server answered with an HTTP error - Ironic's
+    deploy would fail on it; "unverified": [URL and why]: no HTTP answer from here (another network, a certificate
+    this node does not trust), which says nothing of what Ironic sees; "lines": "host: reasons" for each refused host}."""
+    by_url = dict((check.get("item"), check) for check in checks or [] if not check.get("skipped"))
+    refused, unverified = {}, []
+    for url in sorted(by_url):
+        check = by_url[url]
+        if int(check.get("status") or -1) < 100:
+            unverified.append("%s (%s)" % (url, (check.get("msg") or "no answer").strip()[:200]))
+    for host in hosts or []:
+        reasons = ["%s %s answers HTTP %s to HEAD" % (what, url, by_url[url]["status"])
+                   for what, url in _image_urls(host)
+                   if url in by_url and int(by_url[url].get("status") or -1) >= 400]
+        if reasons:
+            refused[host["name"]] = reasons
+    return {"refused": refused, "unverified": unverified,
+            "lines": ["%s: %s" % (name, "; ".join(reasons)) for name, reasons in sorted(refused.items())]}
+
+
 def _state(obj):
     return (((obj or {}).get("status") or {}).get("provisioning") or {}).get("state") or ""
 

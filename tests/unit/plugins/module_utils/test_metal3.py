@@ -205,6 +205,25 @@ def test_an_error_of_a_host_given_another_image_is_not_this_runs_until_metal3_co
     assert metal3.host_progress([failed], ["node-0"], ["provisioned"])["failed"] == ["node-0"]
 
 
+def test_image_preflight_asks_each_url_once_and_refuses_the_hosts_of_an_http_error():
+    image = {"url": "http://172.22.0.1/images/a.qcow2", "checksum": "http://172.22.0.1/images/a.qcow2.sha256sum"}
+    hosts = [{"name": "node-0", "image": image}, {"name": "node-1", "image": dict(image, checksum="ab" * 32)},
+             {"name": "node-2", "image": {"url": "http://172.22.0.1/images/missing.qcow2", "checksum": "ab" * 32}}]
+    assert metal3.image_urls(hosts) == ["http://172.22.0.1/images/a.qcow2", "http://172.22.0.1/images/a.qcow2.sha256sum",
+                                        "http://172.22.0.1/images/missing.qcow2"]
+    checks = [{"item": "http://172.22.0.1/images/a.qcow2", "status": 200},
+              {"item": "http://172.22.0.1/images/a.qcow2.sha256sum", "status": -1, "msg": "Connection refused"},
+              {"item": "http://172.22.0.1/images/missing.qcow2", "status": 404, "msg": "HTTP Error 404: Not Found"}]
+    found = metal3.image_refusals(hosts, checks)
+    assert found["refused"] == {"node-2": ["image http://172.22.0.1/images/missing.qcow2 answers HTTP 404 to HEAD"]}
+    assert found["lines"] == ["node-2: image http://172.22.0.1/images/missing.qcow2 answers HTTP 404 to HEAD"]
+    # no HTTP answer from the control node says nothing of what Ironic sees: a warning, not a refusal
+    assert found["unverified"] == ["http://172.22.0.1/images/a.qcow2.sha256sum (Connection refused)"]
+    # a check mode or preflight-off run checked nothing
+    assert metal3.image_refusals(hosts, [{"item": u, "skipped": True} for u in metal3.image_urls(hosts)]) == {
+        "refused": {}, "unverified": [], "lines": []}
+
+
 def test_stale_user_data():
     hosts = metal3.normalize_hosts([GOOD, host(name="node-1", boot_mac="00:5c:52:31:3a:9d",
                                                bmc={"address": "redfish+http://192.168.111.1:8000/redfish/v1/Systems/b"})])[0]
