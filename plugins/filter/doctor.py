@@ -11,7 +11,8 @@ from ansible_collections.slime.hybrid.plugins.filter.cluster import model_or_fai
 from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model, doctor
 
 
-def _doctor_checks(model, nodes, member, members=None):
+def _doctor_checks(model, nodes, member, members=None, stale=None):
+    nodes = dict((name, record) for name, record in (nodes or {}).items() if name not in (stale or {}))
     peers = doctor.share(nodes, members, member) if members else None
     return doctor.baremetal_checks(model_or_fail(cluster_model.normalize, model), nodes, member, peers)
 
@@ -28,8 +29,8 @@ def _doctor_srun_ports(listening, model, member):
     return doctor.srun_port_use(listening, model_or_fail(cluster_model.normalize, model), member)
 
 
-def _doctor_findings(nodes, model=None):
-    return doctor.controller_findings(nodes, model_or_fail(cluster_model.normalize, model) if model else None)
+def _doctor_findings(nodes, model=None, stale=None):
+    return doctor.controller_findings(nodes, model_or_fail(cluster_model.normalize, model) if model else None, stale)
 
 
 def _doctor_gpu_devices(stats, model, member):

@@ -186,12 +186,16 @@ def controller_ping(output, model, member):
     return rows
 
 
-def controller_findings(nodes, model=None):
+def controller_findings(nodes, model=None, stale=None):
     """What slurmctld itself reports: nodes it cannot reach (NOT_RESPONDING) are broken paths; with the
     model, each node of its gpus section whose record has other GPUs than the model's, or that slurmctld
     drained for a registration that did not match its configuration (INVALID_REG: fewer GPUs found than
-    stated), is one too."""
-    findings = []
+    stated), is one too. stale: {name: why} of the pod workers' records no NodeSet backs any more
+    (slinky.stale_workers): each is said to be that, not a node slurmctld cannot reach."""
+    stale = stale or {}
+    findings = [_row("slurmctld record %s" % name, "a pod backs it", "no pod", False, "%s: site.yml removes it" % stale[name])
+                for name in sorted(stale) if name in (nodes or {})]
+    nodes = dict((name, record) for name, record in (nodes or {}).items() if name not in stale)
     for name in sorted(nodes) if model and model.get("gpus") else []:
         groups = gres.node_groups(model["gpus"], name)  # the model's GPU nodes (pod workers have none there)
         if not groups:

@@ -13,6 +13,7 @@ __metaclass__ = type
 
 import copy
 import ipaddress
+import json
 import re
 
 from ansible_collections.slime.hybrid.plugins.module_utils import accounting, cluster_model, gres, health, metrics, names
@@ -158,6 +159,47 @@ def _backup(pods, name, address):
     return {"host": address, "aliases": [name] if name != address else [],
             "address": status.get("podIP"), "node_address": status.get("hostIP"),
             "pod": (pod.get("metadata") or {}).get("name")}
+
+
+_ORDINAL_RE = re.compile(r"-(\d+)$")
+
+
+def podinfo(record):
+    """What slurm-operator wrote into a pod worker's node record (Comment, JSON: namespace, podName, node, nodeSetName,
+    nodeSetUID - v1.2.1 internal/utils/podinfo/podinfo.go, written by slurmcontrol.go UpdateNodeWithPodInfo for a
+    healthy pod), or None: a record it did not write (bare metal, a pod never healthy)."""
+    try:
+        info = json.loads((record or {}).get("Comment") or "")
+    except ValueError:
+        return None
+    return info if isinstance(info, dict) and info.get("nodeSetUID") and info.get("podName") else None
+
+
+def stale_workers(nodes, nodesets, pods, namespace="slurm"):
+    """The Slurm node records of pod workers that no NodeSet backs any more: {name: why}. slurm-operator (v1.2.1 and
+    1.3.0-rc1) never deletes a worker's record: a pod scaled in is drained, then its preStop hook sets the node DOWN
+    (internal/controller/nodeset/nodeset_sync.go processCondemned; internal/builder/workerbuilder/worker_app.go), and
+    the pods of a NodeSet deleted or renamed in the values go with no drain at all; its prune
+    (pruneSlurmNodeRecords) is off by default and only for DaemonSet NodeSets. A record is stale when the NodeSet its
+    podinfo names (by UID) is gone, or when its pod is gone and the pod's ordinal is past its NodeSet's replicas.
+    nodes: parsed `scontrol show node` records; nodesets: NodeSet objects of `namespace`; pods: its NodeSet pods."""
+    by_uid = dict(((n.get("metadata") or {}).get("uid"), n) for n in nodesets or [])
+    live = set((p.get("metadata") or {}).get("name") for p in pods or [])
+    stale = {}
+    for name in sorted(nodes or {}):
+        info = podinfo(nodes[name])
+        if info is None or info.get("namespace") != namespace:
+            continue
+        nodeset = by_uid.get(info["nodeSetUID"])
+        if nodeset is None:
+            stale[name] = "no pod backs %s: its NodeSet %s is gone" % (name, info.get("nodeSetName") or "?")
+            continue
+        ordinal = _ORDINAL_RE.search(info["podName"])
+        replicas = int((nodeset.get("spec") or {}).get("replicas", 1) or 0)
+        if info["podName"] not in live and ordinal and int(ordinal.group(1)) >= replicas:
+            stale[name] = "no pod backs %s: its NodeSet %s has %d replica(s)" % (
+                name, (nodeset.get("metadata") or {}).get("name"), replicas)
+    return stale
 
 
 def pod_routes(nodes):

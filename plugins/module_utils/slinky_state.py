@@ -32,6 +32,7 @@ except ImportError:  # pragma: no cover - ansible-core requires PyYAML
 HELM_RELEASE_TYPE = "helm.sh/release.v1"
 _GZIP_MAGIC = b"\x1f\x8b\x08"
 WORKER_SELECTOR = ["app.kubernetes.io/name=slurmd"]
+NODESET_API = "slinky.slurm.net/v1beta1"
 DAEMON_SELECTOR = ["app.kubernetes.io/name in (slurmctld, slurmdbd)"]
 
 
@@ -104,6 +105,12 @@ def _pod(pod):
                        "conditions": [{"type": c.get("type"), "status": c.get("status")} for c in status.get("conditions") or []]}}
 
 
+def _nodeset(nodeset):
+    meta = nodeset.get("metadata") or {}
+    return {"metadata": {"name": meta.get("name"), "uid": meta.get("uid")},
+            "spec": {"replicas": (nodeset.get("spec") or {}).get("replicas", 1)}}
+
+
 def _statefulset(sts):
     meta, spec = sts.get("metadata") or {}, sts.get("spec") or {}
     template = {"spec": {"volumes": ((spec.get("template") or {}).get("spec") or {}).get("volumes") or []}}
@@ -127,7 +134,8 @@ def read(find, namespace, operator_namespace, operator_name, namespaces=(), secr
     controller is ready: facts_error says why), so that a run that changes nothing reads the cluster once."""
     selector = list(controller_selector)
     state = {"apis": sorted(apis or []), "namespaces": {}, "secrets": {}, "releases": {}, "charts": {}, "objects": [],
-             "daemons": [], "workers": [], "controllers": [], "services": [], "statefulset": None, "config_map": None, "operator": None}
+             "daemons": [], "workers": [], "nodesets": [], "controllers": [], "services": [], "statefulset": None, "config_map": None,
+             "operator": None}
     for name in namespaces:
         found = find("Namespace", "v1", name=name)
         if found:
@@ -151,6 +159,8 @@ def read(find, namespace, operator_namespace, operator_name, namespaces=(), secr
     if namespace in state["namespaces"]:
         state["daemons"] = [_pod(p) for p in find("Pod", "v1", namespace=namespace, label_selectors=DAEMON_SELECTOR)]
         state["workers"] = [_pod(p) for p in find("Pod", "v1", namespace=namespace, label_selectors=WORKER_SELECTOR)]
+        if NODESET_API in state["apis"]:
+            state["nodesets"] = [_nodeset(n) for n in find("NodeSet", NODESET_API, namespace=namespace)]
         state["controllers"] = [_pod(p) for p in find("Pod", "v1", namespace=namespace, label_selectors=selector)]
         state["services"] = [{"metadata": {"name": s["metadata"]["name"]}, "spec": s.get("spec") or {}}
                              for s in find("Service", "v1", namespace=namespace, label_selectors=selector)]

@@ -41,9 +41,9 @@ options:
     required: true
   all_nodes:
     description:
-      - Read every node's record in the same C(scontrol show node) run and return them as RV(nodes) (the host that runs
-        the pod workers' NodeAddr stage: filter P(slime.hybrid.node_addr_pending#filter) then says whether it has
-        anything to do).
+      - Read every node's record in the same C(scontrol show node) run and return them as RV(nodes), for the host that
+        runs the pod workers' NodeAddr stage; filter P(slime.hybrid.node_addr_pending#filter) then says whether that
+        stage has anything to do.
     type: bool
     default: false
   conf_server:

@@ -20,6 +20,7 @@ import yaml
 from ansible_collections.slime.hybrid.plugins.module_utils import cluster_model as cm
 from ansible_collections.slime.hybrid.plugins.module_utils import slinky
 from ansible_collections.slime.hybrid.plugins.module_utils import health
+from ansible_collections.slime.hybrid.plugins.module_utils import scontrol
 
 
 @pytest.fixture
@@ -853,3 +854,33 @@ def test_image_values_name_every_image_in_the_registry_and_nothing_without_one()
 ])
 def test_the_sidecar_image_completes_a_partial_image_with_the_charts(image, ref):
     assert slinky.nodeaddr_sync_container(image)["image"] == ref
+
+
+def _worker_record(name, pod, nodeset="slurm-worker-slinky", uid="02225b54", namespace="slurm", state="IDLE+DYNAMIC_NORM"):
+    """A NodeSet pod's record as slurmctld lists it, with the podinfo slurm-operator v1.2.1 writes (captured on lab/kube)."""
+    comment = json.dumps({"namespace": namespace, "podName": pod, "node": "kube-cp", "nodeSetName": nodeset,
+                          "nodeSetUID": uid}, separators=(",", ":"))
+    return scontrol.parse_nodes("NodeName=%s Arch=x86_64 AvailableFeatures=slinky NodeAddr=10.127.0.31 State=%s "
+                                "Comment=%s Version=26.05.5\n" % (name, state, comment))[name]
+
+
+def test_stale_workers_are_the_records_no_nodeset_backs():
+    nodesets = [{"metadata": {"name": "slurm-worker-slinky", "uid": "02225b54"}, "spec": {"replicas": 1}}]
+    pods = [{"metadata": {"name": "slurm-worker-slinky-0"}}]
+    nodes = {
+        "slinky-0": _worker_record("slinky-0", "slurm-worker-slinky-0"),
+        # scaled in: its pod gone, past the replicas (the operator drained it, its preStop set it DOWN)
+        "slinky-1": _worker_record("slinky-1", "slurm-worker-slinky-1", state="DOWN+DRAIN+DYNAMIC_NORM"),
+        # renamed in the values: the old NodeSet (another UID) is gone
+        "cpu-0": _worker_record("cpu-0", "slurm-worker-cpu-0", nodeset="slurm-worker-cpu", uid="77aa"),
+        # bare metal (slurmd -Z, no podinfo), and another namespace's worker
+        "bm-1": scontrol.parse_nodes("NodeName=bm-1 AvailableFeatures=baremetal NodeAddr=10.127.0.61 State=IDLE\n")["bm-1"],
+        "other-0": _worker_record("other-0", "slurm-worker-other-0", uid="99", namespace="slurm2"),
+    }
+    assert slinky.stale_workers(nodes, nodesets, pods, "slurm") == {
+        "cpu-0": "no pod backs cpu-0: its NodeSet slurm-worker-cpu is gone",
+        "slinky-1": "no pod backs slinky-1: its NodeSet slurm-worker-slinky has 1 replica(s)"}
+    # a pod being made again (gone for a moment, its ordinal within the replicas) keeps its record
+    assert slinky.stale_workers(nodes, [dict(nodesets[0], spec={"replicas": 2})], pods, "slurm") == {
+        "cpu-0": "no pod backs cpu-0: its NodeSet slurm-worker-cpu is gone"}
+    assert slinky.podinfo(nodes["bm-1"]) is None and slinky.podinfo({"Comment": "(null)"}) is None
