@@ -158,8 +158,9 @@ state:
       labels and key names), C(releases) (by name, the installed ones, each with revision, status, chart, version,
       app_version and values), C(charts) (by release, each with chart, version and app_version), C(objects),
       C(nodesets) (Slinky's NodeSets - name, uid, replicas), C(daemons), C(workers) and C(controllers) (pods - name,
-      labels, hostname, node, container images, phase, addresses and conditions), C(services), C(statefulset), C(config_map) (its slurm.conf), C(operator) (whether it
-      is available), and with O(facts) C(facts) and C(facts_error).
+      labels, hostname, node, container images, phase, addresses and conditions), C(services), C(statefulset),
+      C(config_map) (its slurm.conf), C(operator) (whether it is available), and with O(facts) C(facts) and
+      C(facts_error).
   returned: success
   type: dict
 """
