@@ -181,14 +181,16 @@ def stale_workers(nodes, nodesets, pods, namespace="slurm"):
     (internal/controller/nodeset/nodeset_sync.go processCondemned; internal/builder/workerbuilder/worker_app.go), and
     the pods of a NodeSet deleted or renamed in the values go with no drain at all; its prune
     (pruneSlurmNodeRecords) is off by default and only for DaemonSet NodeSets. A record is stale when the NodeSet its
-    podinfo names (by UID) is gone, or when its pod is gone and the pod's ordinal is past its NodeSet's replicas.
+    podinfo names is gone (by UID) and so is its pod, or when its pod is gone and the pod's ordinal is past its
+    NodeSet's replicas. A pod of that name that runs backs the record whatever its NodeSet (a NodeSet made anew under
+    the same name: its pods' records are theirs, and slurmd would not register again after a delete).
     nodes: parsed `scontrol show node` records; nodesets: NodeSet objects of `namespace`; pods: its NodeSet pods."""
     by_uid = dict(((n.get("metadata") or {}).get("uid"), n) for n in nodesets or [])
     live = set((p.get("metadata") or {}).get("name") for p in pods or [])
     stale = {}
     for name in sorted(nodes or {}):
         info = podinfo(nodes[name])
-        if info is None or info.get("namespace") != namespace:
+        if info is None or info.get("namespace") != namespace or info["podName"] in live:
             continue
         nodeset = by_uid.get(info["nodeSetUID"])
         if nodeset is None:
@@ -196,7 +198,7 @@ def stale_workers(nodes, nodesets, pods, namespace="slurm"):
             continue
         ordinal = _ORDINAL_RE.search(info["podName"])
         replicas = int((nodeset.get("spec") or {}).get("replicas", 1) or 0)
-        if info["podName"] not in live and ordinal and int(ordinal.group(1)) >= replicas:
+        if ordinal and int(ordinal.group(1)) >= replicas:
             stale[name] = "no pod backs %s: its NodeSet %s has %d replica(s)" % (
                 name, (nodeset.get("metadata") or {}).get("name"), replicas)
     return stale

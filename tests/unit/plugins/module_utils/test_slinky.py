@@ -883,4 +883,7 @@ def test_stale_workers_are_the_records_no_nodeset_backs():
     # a pod being made again (gone for a moment, its ordinal within the replicas) keeps its record
     assert slinky.stale_workers(nodes, [dict(nodesets[0], spec={"replicas": 2})], pods, "slurm") == {
         "cpu-0": "no pod backs cpu-0: its NodeSet slurm-worker-cpu is gone"}
+    # a NodeSet made anew under the same name (another UID): its pods, which run, back their records
+    assert slinky.stale_workers({"slinky-0": nodes["slinky-0"]}, [{"metadata": {"name": "slurm-worker-slinky", "uid": "new"},
+                                                                   "spec": {"replicas": 2}}], pods, "slurm") == {}
     assert slinky.podinfo(nodes["bm-1"]) is None and slinky.podinfo({"Comment": "(null)"}) is None
