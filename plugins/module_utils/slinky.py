@@ -161,9 +161,6 @@ def _backup(pods, name, address):
             "pod": (pod.get("metadata") or {}).get("name")}
 
 
-_ORDINAL_RE = re.compile(r"-(\d+)$")
-
-
 def podinfo(record):
     """What slurm-operator wrote into a pod worker's node record (Comment, JSON: namespace, podName, node, nodeSetName,
     nodeSetUID - v1.2.1 internal/utils/podinfo/podinfo.go, written by slurmcontrol.go UpdateNodeWithPodInfo for a
@@ -180,13 +177,18 @@ def stale_workers(nodes, nodesets, pods, namespace="slurm"):
     1.3.0-rc1) never deletes a worker's record: a pod scaled in is drained, then its preStop hook sets the node DOWN
     (internal/controller/nodeset/nodeset_sync.go processCondemned; internal/builder/workerbuilder/worker_app.go), and
     the pods of a NodeSet deleted or renamed in the values go with no drain at all; its prune
-    (pruneSlurmNodeRecords) is off by default and only for DaemonSet NodeSets. A record is stale when the NodeSet its
-    podinfo names is gone (by UID) and so is its pod, or when its pod is gone and the pod's ordinal is past its
-    NodeSet's replicas. A pod of that name that runs backs the record whatever its NodeSet (a NodeSet made anew under
-    the same name: its pods' records are theirs, and slurmd would not register again after a delete).
-    nodes: parsed `scontrol show node` records; nodesets: NodeSet objects of `namespace`; pods: its NodeSet pods."""
+    (pruneSlurmNodeRecords) is off by default and only for DaemonSet NodeSets. A record whose pod is gone is stale
+    when the NodeSet its podinfo names (by UID) is gone, or when that NodeSet already runs as many pods as its
+    replicas: the operator picks which pod a scale-in removes (its own sort, not the highest ordinal), and a pod it is
+    making again leaves the NodeSet short of its replicas meanwhile. A pod of that name that exists backs the record
+    whatever its NodeSet (one made anew under the same name). nodes: parsed `scontrol show node` records; nodesets:
+    NodeSet objects of `namespace`; pods: its NodeSet pods (their ownerReferences name their NodeSet)."""
     by_uid = dict(((n.get("metadata") or {}).get("uid"), n) for n in nodesets or [])
     live = set((p.get("metadata") or {}).get("name") for p in pods or [])
+    owned = {}
+    for pod in pods or []:
+        for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:
+            owned[ref.get("uid")] = owned.get(ref.get("uid"), 0) + 1
     stale = {}
     for name in sorted(nodes or {}):
         info = podinfo(nodes[name])
@@ -196,10 +198,9 @@ def stale_workers(nodes, nodesets, pods, namespace="slurm"):
         if nodeset is None:
             stale[name] = "no pod backs %s: its NodeSet %s is gone" % (name, info.get("nodeSetName") or "?")
             continue
-        ordinal = _ORDINAL_RE.search(info["podName"])
         replicas = int((nodeset.get("spec") or {}).get("replicas", 1) or 0)
-        if ordinal and int(ordinal.group(1)) >= replicas:
-            stale[name] = "no pod backs %s: its NodeSet %s has %d replica(s)" % (
+        if owned.get(info["nodeSetUID"], 0) >= replicas:
+            stale[name] = "no pod backs %s: its NodeSet %s runs its %d replica(s) without it" % (
                 name, (nodeset.get("metadata") or {}).get("name"), replicas)
     return stale
 

@@ -98,7 +98,9 @@ def chart_info(ref, version=None):
 
 def _pod(pod):
     meta, spec, status = (pod.get(key) or {} for key in ("metadata", "spec", "status"))
-    return {"metadata": {"name": meta.get("name"), "labels": meta.get("labels") or {}},
+    return {"metadata": {"name": meta.get("name"), "labels": meta.get("labels") or {},
+                         "ownerReferences": [{"kind": ref.get("kind"), "name": ref.get("name"), "uid": ref.get("uid")}
+                                             for ref in meta.get("ownerReferences") or []]},
             "spec": {"hostname": spec.get("hostname"), "nodeName": spec.get("nodeName"),
                      "containers": [{"name": c.get("name"), "image": c.get("image")} for c in spec.get("containers") or []]},
             "status": {"phase": status.get("phase"), "hostIP": status.get("hostIP"), "podIP": status.get("podIP"),

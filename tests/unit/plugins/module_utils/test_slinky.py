@@ -865,13 +865,15 @@ def _worker_record(name, pod, nodeset="slurm-worker-slinky", uid="02225b54", nam
 
 
 def test_stale_workers_are_the_records_no_nodeset_backs():
+    owner = [{"kind": "NodeSet", "name": "slurm-worker-slinky", "uid": "02225b54"}]
     nodesets = [{"metadata": {"name": "slurm-worker-slinky", "uid": "02225b54"}, "spec": {"replicas": 1}}]
-    pods = [{"metadata": {"name": "slurm-worker-slinky-0"}}]
+    # scaled in to one: the operator picked slinky-0 to remove (its sort, not the highest ordinal; seen in kube-routed)
+    pods = [{"metadata": {"name": "slurm-worker-slinky-1", "ownerReferences": owner}}]
     nodes = {
-        "slinky-0": _worker_record("slinky-0", "slurm-worker-slinky-0"),
-        # scaled in: its pod gone, past the replicas (the operator drained it, its preStop set it DOWN)
-        "slinky-1": _worker_record("slinky-1", "slurm-worker-slinky-1", state="DOWN+DRAIN+DYNAMIC_NORM"),
-        # renamed in the values: the old NodeSet (another UID) is gone
+        "slinky-1": _worker_record("slinky-1", "slurm-worker-slinky-1"),
+        # drained by the operator, set DOWN by its preStop hook, its pod gone
+        "slinky-0": _worker_record("slinky-0", "slurm-worker-slinky-0", state="DOWN+DRAIN+DYNAMIC_NORM"),
+        # renamed in the values: the old NodeSet (another UID) is gone with its pods
         "cpu-0": _worker_record("cpu-0", "slurm-worker-cpu-0", nodeset="slurm-worker-cpu", uid="77aa"),
         # bare metal (slurmd -Z, no podinfo), and another namespace's worker
         "bm-1": scontrol.parse_nodes("NodeName=bm-1 AvailableFeatures=baremetal NodeAddr=10.127.0.61 State=IDLE\n")["bm-1"],
@@ -879,11 +881,11 @@ def test_stale_workers_are_the_records_no_nodeset_backs():
     }
     assert slinky.stale_workers(nodes, nodesets, pods, "slurm") == {
         "cpu-0": "no pod backs cpu-0: its NodeSet slurm-worker-cpu is gone",
-        "slinky-1": "no pod backs slinky-1: its NodeSet slurm-worker-slinky has 1 replica(s)"}
-    # a pod being made again (gone for a moment, its ordinal within the replicas) keeps its record
+        "slinky-0": "no pod backs slinky-0: its NodeSet slurm-worker-slinky runs its 1 replica(s) without it"}
+    # a pod being made again (the NodeSet short of its replicas meanwhile) keeps its record
     assert slinky.stale_workers(nodes, [dict(nodesets[0], spec={"replicas": 2})], pods, "slurm") == {
         "cpu-0": "no pod backs cpu-0: its NodeSet slurm-worker-cpu is gone"}
-    # a NodeSet made anew under the same name (another UID): its pods, which run, back their records
-    assert slinky.stale_workers({"slinky-0": nodes["slinky-0"]}, [{"metadata": {"name": "slurm-worker-slinky", "uid": "new"},
+    # a NodeSet made anew under the same name (another UID): its pods, which exist, back their records
+    assert slinky.stale_workers({"slinky-1": nodes["slinky-1"]}, [{"metadata": {"name": "slurm-worker-slinky", "uid": "new"},
                                                                    "spec": {"replicas": 2}}], pods, "slurm") == {}
     assert slinky.podinfo(nodes["bm-1"]) is None and slinky.podinfo({"Comment": "(null)"}) is None

@@ -41,7 +41,9 @@ def release_secret(name, revision, values, chart="slurm", version="1.2.1", statu
 
 
 def pod(name, app, ready=True, image="localhost/slime-kube/slinkyproject/slurmctld:26.05-forky"):
-    return {"metadata": {"name": name, "labels": {"app.kubernetes.io/name": app}, "uid": "x"},
+    return {"metadata": {"name": name, "labels": {"app.kubernetes.io/name": app}, "uid": "x",
+                         "ownerReferences": [{"apiVersion": "slinky.slurm.net/v1beta1", "kind": "NodeSet", "name": "ns",
+                                              "uid": "u1", "controller": True, "blockOwnerDeletion": True}]},
             "spec": {"containers": [{"name": app, "image": image, "env": [{"name": "A", "value": "b"}]}]},
             "status": {"phase": "Running", "podIP": "10.0.0.1",
                        "conditions": [{"type": "Ready", "status": "True" if ready else "False", "lastProbeTime": None}]}}
@@ -129,7 +131,8 @@ def test_the_read_keeps_no_secret_data_and_only_what_the_role_uses():
                                           "app_version": "26.05", "values": VALUES}
     assert state["charts"]["slurm"] == {"chart": "slurm", "version": "1.2.1", "app_version": None}
     assert state["config_map"] == {"metadata": {"name": "slurm-config"}, "data": {"slurm.conf": SLURM_CONF}}
-    assert state["workers"][0] == {"metadata": {"name": "slurm-worker-slinky-0", "labels": {"app.kubernetes.io/name": "slurmd"}},
+    assert state["workers"][0] == {"metadata": {"name": "slurm-worker-slinky-0", "labels": {"app.kubernetes.io/name": "slurmd"},
+                                                "ownerReferences": [{"kind": "NodeSet", "name": "ns", "uid": "u1"}]},
                                    "spec": {"hostname": None, "nodeName": None,
                                             "containers": [{"name": "slurmd", "image": pod("", "")["spec"]["containers"][0]["image"]}]},
                                    "status": {"phase": "Running", "hostIP": None, "podIP": "10.0.0.1",
