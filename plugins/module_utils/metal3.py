@@ -369,19 +369,20 @@ def _error_count(obj):
     return int(((obj or {}).get("status") or {}).get("errorCount") or 0)
 
 
-def errors_retried(existing, definitions):
+def errors_retried(existing, hosts, namespace, cluster_name):
     """{name: errorCount} of the hosts Metal3 reported an error for that this run gives another image or power state
-    (definitions: the BareMetalHosts as applied; existing: as read before). baremetal-operator tries such a host again
-    with the new spec (a failed deploy: deprovisioned, then provisioned anew; its error stays in the status meanwhile):
-    its error is this run's only once Metal3 counts another (host_progress)."""
-    before = dict((obj["metadata"]["name"], obj) for obj in existing or [])
+    (hosts: normalized, as this run applies them with bare_metal_host(); existing: the BareMetalHosts as read before;
+    only a failed one's definition is built, the role's wait reads this at every poll). baremetal-operator tries such
+    a host again with the new spec (a failed deploy: deprovisioned, then provisioned anew; its error stays in the
+    status meanwhile): its error is this run's only once Metal3 counts another (host_progress)."""
+    failed = dict((obj["metadata"]["name"], obj) for obj in existing or [] if host_failed(obj))
     retried = {}
-    for definition in definitions or []:
-        name = definition["metadata"]["name"]
-        obj = before.get(name)
-        if obj is None or not host_failed(obj):
+    for host in hosts or []:
+        name = host["name"]
+        obj = failed.get(name)
+        if obj is None:
             continue
-        have, want = obj.get("spec") or {}, definition.get("spec") or {}
+        have, want = obj.get("spec") or {}, bare_metal_host(host, namespace, cluster_name)["spec"]
         image_have, image_want = have.get("image") or {}, want.get("image") or {}
         if (have.get("online") != want.get("online")
                 or any(image_have.get(key) != image_want.get(key) for key in ("url", "checksum"))):

@@ -190,7 +190,7 @@ def test_an_error_of_a_host_given_another_image_is_not_this_runs_until_metal3_co
     failed = dict(_bmh("node-0", "provisioning", operationalStatus="error", errorType="provisioning error",
                        errorMessage="Image provisioning failed: ... HTTP code 404", errorCount=1),
                   spec=dict(fixed["spec"], image=dict(fixed["spec"]["image"], url="http://172.22.0.1/images/none.qcow2")))
-    retried = metal3.errors_retried([failed], [fixed])
+    retried = metal3.errors_retried([failed], hosts, "metal3", "c1")
     assert retried == {"node-0": 1}
     # the operator deprovisions it, its error kept: waiting; provisioned with the new image: done
     assert metal3.host_progress([dict(failed, status=dict(failed["status"], provisioning={"state": "deprovisioning"}))],
@@ -200,8 +200,9 @@ def test_an_error_of_a_host_given_another_image_is_not_this_runs_until_metal3_co
     again = dict(failed, status=dict(failed["status"], errorCount=2))
     assert metal3.host_progress([again], ["node-0"], ["provisioned"], retried)["failed"] == ["node-0"]
     # the same spec applied again, or a host without an error: its error stays its failure
-    assert metal3.errors_retried([failed], [dict(fixed, spec=failed["spec"])]) == {}
-    assert metal3.errors_retried([_bmh("node-0", "provisioned")], [fixed]) == {}
+    same = [dict(hosts[0], image=dict(hosts[0]["image"], url="http://172.22.0.1/images/none.qcow2"))]
+    assert metal3.errors_retried([failed], same, "metal3", "c1") == {}
+    assert metal3.errors_retried([_bmh("node-0", "provisioned")], hosts, "metal3", "c1") == {}
     assert metal3.host_progress([failed], ["node-0"], ["provisioned"])["failed"] == ["node-0"]
 
 
