@@ -29,6 +29,10 @@ def _doctor_srun_ports(listening, model, member):
     return doctor.srun_port_use(listening, model_or_fail(cluster_model.normalize, model), member)
 
 
+def _doctor_inbound_sources(listing, model, member):
+    return doctor.inbound_sources(listing, model_or_fail(cluster_model.normalize, model), member)
+
+
 def _doctor_findings(nodes, model=None, stale=None):
     return doctor.controller_findings(nodes, model_or_fail(cluster_model.normalize, model) if model else None, stale)
 
@@ -51,6 +55,7 @@ class FilterModule(object):
             "doctor_controller_address": _doctor_controller_address,
             "doctor_controller_ping": _doctor_controller_ping,
             "doctor_findings": _doctor_findings,
+            "doctor_inbound_sources": _doctor_inbound_sources,
             "doctor_gpu_devices": _doctor_gpu_devices,
             "doctor_report": _doctor_report,
             "doctor_share": doctor.share,

@@ -315,8 +315,10 @@ def effective_worker(settings):
 # node behind the NodePort, the Slurm release of the slurmctld image, and in network_mode routed each
 # Node's pod CIDR and address).
 # A site without one (the local lab) states it in slime_cluster.
+# cluster_facts.yml adds what the inventory knows: the addresses Ansible reaches the bare-metal hosts at
+# (baremetal_addresses), which the other workers accept connections from.
 DISCOVERED = ("controller.host", "controller.aliases", "controller.address", "controller.backups", "nodeport.address",
-              "slurm_version", "pod_routes")
+              "slurm_version", "pod_routes", "node_addresses", "baremetal_addresses")
 
 # Discovered keys where what the site states wins: a site may route differently from what the
 # Nodes say (a subset, or through a gateway). Every other discovered key wins over the intent
@@ -330,12 +332,12 @@ SITE_WINS = ("pod_routes", "nodeport.address")
 SETTINGS = {
     "": ("name", "network_mode", "controller", "nodeport", "slurmd_port", "srun_port_range", "max_node_count",
          "srun_concurrency", "pod_routes", "slurm_version", "worker", "image_registry", "gpus", "health",
-         "accounting", "metrics"),
+         "accounting", "metrics", "inbound_sources", "node_addresses", "baremetal_addresses"),
     "controller": ("host", "aliases", "address", "port", "backups"),
     "nodeport": ("address", "port", "range"),
 }
 DERIVED = {
-    "": ("routes", "pod_cidrs", "inbound", "dnat", "conf_server", "conf_server_address", "conf_server_port",
+    "": ("routes", "pod_cidrs", "inbound", "sources", "dnat", "conf_server", "conf_server_address", "conf_server_port",
          "slurmd_oldest"),
     "controller": (),
     "nodeport": ("static_band",),
@@ -475,6 +477,13 @@ def _build(raw, require_discovered=True):
     band = static_band(*np_range)
 
     routes = _check_routes(errors, m.get("pod_routes"), required=(mode == "routed" and require_discovered))
+    site_sources = _check_networks(errors, "inbound_sources", m.get("inbound_sources"),
+                                   "the site's own sources of slurmd's, srun's and the node exporter's connections "
+                                   "(login hosts, monitoring; 0.0.0.0/0 lets anyone in)")
+    node_addresses = _check_networks(errors, "node_addresses", m.get("node_addresses"),
+                                     "the Kubernetes Nodes' InternalIPs (read from the cluster)", hosts=True)
+    baremetal_addresses = _check_networks(errors, "baremetal_addresses", m.get("baremetal_addresses"),
+                                          "the bare-metal workers' addresses (read from the inventory)", hosts=True)
     worker, worker_errors = worker_settings(m.get("worker"))
     errors += worker_errors
     gpus, gpu_errors = gres.settings(m.get("gpus"))
@@ -574,6 +583,16 @@ def _build(raw, require_discovered=True):
     out["inbound"] = [{"name": name_, "ports": ports, "comment": "slime.hybrid/in-%s tcp:%s" % (name_, ports)}
                       for name_, ports in (("slurmd", str(slurmd_port)), ("srun", srun["iptables"]))]
     out["inbound"] += metrics.inbound(metrics_section)
+    out["inbound_sources"] = site_sources
+    out["node_addresses"] = node_addresses
+    out["baremetal_addresses"] = baremetal_addresses
+    out["sources"] = inbound_sources(
+        [("site", site_sources), ("node", node_addresses + [a for a in [np_addr] if a]
+                                  + [b["node_address"] for b in backups if b["node_address"]]
+                                  + [route["via"] for route in routes]),
+         ("pods", [route["cidr"] for route in routes]),
+         ("controller", [a for a in [ctl_addr] if a] + [b["address"] for b in backups if b["address"]]),
+         ("baremetal", baremetal_addresses)])
     # Routed: bare metal reaches the controller pod at its pod IP through the routes. Otherwise only through its node.
     address, port = (ctl_addr, ctl_port) if mode == "routed" else (np_addr, np_port)
     if ctl_addr is None or address is None:
@@ -613,6 +632,47 @@ def _build(raw, require_discovered=True):
         rules.setdefault(rule["comment"], rule)  # a backup's pod that is the controller's too: one rule
     out["dnat"] = list(rules.values())
     return out, []
+
+
+def inbound_sources(groups):
+    """The sources bare metal accepts slurmd's, srun's and the node exporter's connections from:
+    [{cidr, kind}] from groups [(kind, [address or CIDR, ...]), ...] (the first kind that names a
+    network wins), without a network another one holds (a bare-metal host inside the site's network is
+    accepted by that network's rule), sorted by address."""
+    kinds = {}
+    for kind, values in groups:
+        for value in values:
+            kinds.setdefault(ipaddress.ip_network(value), kind)
+    kept = [net for net in kinds if not any(other != net and net.subnet_of(other) for other in kinds)]
+    return [{"cidr": str(net), "kind": kinds[net]} for net in sorted(kept, key=lambda n: (int(n.network_address), n.prefixlen))]
+
+
+def _check_networks(errors, label, value, what, hosts=False):
+    """A list of IPv4 networks as canonical CIDR text (10.0.0.5 -> 10.0.0.5/32), or with hosts=True of
+    IPv4 addresses as text; [] for none."""
+    if value in (None, "", []):
+        return []
+    kind = "address" if hosts else "address or network (e.g. 192.0.2.10, 192.0.2.0/24)"
+    if not isinstance(value, list):
+        errors.append("%s=%r must be a list of %s, %s" % (
+            label, value, "IPv4 addresses" if hosts else "IPv4 addresses or networks (e.g. 192.0.2.10, 192.0.2.0/24)", what))
+        return []
+    out = []
+    for index, item in enumerate(value):
+        text = str(item).strip()
+        try:
+            net = ipaddress.ip_address(text) if hosts else ipaddress.ip_network(text)
+        except ValueError as exc:
+            hint = ""
+            if not hosts and "host bits set" in str(exc):
+                hint = "; the network is %s" % ipaddress.ip_network(text, strict=False)
+            errors.append("%s[%d]=%r is not an IPv4 %s%s" % (label, index, item, kind, hint))
+            continue
+        if net.version != 4:
+            errors.append("%s[%d]=%r %s" % (label, index, item, _IPV4_ONLY))
+            continue
+        out.append(str(net if hosts else ipaddress.ip_network(net)))
+    return sorted(set(out), key=out.index)
 
 
 def _host_names(value):

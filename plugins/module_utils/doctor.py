@@ -230,12 +230,16 @@ def gpu_devices(stats, model, member):
                  "not start without them; fix the host, then re-run site.yml" % (member, ", ".join(missing)))]
 
 
+REPORT_COLUMN_MAX = 60
+
+
 def report(results):
     """(table text, broken results) for probe results and findings."""
     rows = [("PATH", "EXPECTED", "OBSERVED", "")]
     for result in results:
         rows.append((result["name"], result["expected"], result["observed"], "ok" if result["ok"] else "BROKEN"))
-    widths = [max(len(row[column]) for row in rows) for column in range(3)]
+    # A long value (a host's list of sources) runs past its column instead of widening it for every row.
+    widths = [max([len(row[column]) for row in rows if len(row[column]) <= REPORT_COLUMN_MAX] or [0]) for column in range(3)]
     lines = ["  ".join(row[column].ljust(widths[column]) for column in range(3)) + "  " + row[3] for row in rows]
     broken = [result for result in results if not result["ok"]]
     return "\n".join(line.rstrip() for line in lines), broken
@@ -269,6 +273,31 @@ def srun_port_use(listening, model, member, near_full=SRUN_PORTS_NEAR_FULL):
                 "sruns there fail at once with 'all ports in range exhausted'. Raise srun_concurrency and "
                 "srun_port_range together (docs/cluster-model.md, Sizing SrunPortRange) or spread the sruns "
                 "over more submit hosts" % (len(used), srun["size"], member))
+
+
+def inbound_sources(listing, model, member, chain="SLIME-HYBRID-SRC"):
+    """Report row: the sources this host lets in to slurmd's port, the srun range and the node exporter
+    (`iptables -S` of the sources chain, worker.iptables_restore: listing is that command's result), against
+    the model's (cluster_model.inbound_sources). A host where iptables could not be read is reported, not broken."""
+    name = "%s: sources let in to slurmd's and srun's ports" % member
+    wanted = ["%s %s" % (source["kind"], source["cidr"]) for source in model["sources"]]
+    expected = ", ".join(wanted) + "; others refused"
+    if not model["worker"]["manage_firewall"]:
+        return _row(name, "any (worker.manage_firewall false: the site's own rules)", "not read", True, "")
+    if not listing or listing.get("rc") != 0:
+        detail = ((listing or {}).get("stderr") or (listing or {}).get("msg") or "").strip() or "no output"
+        return _row(name, expected, "not read (iptables: %s)" % detail.splitlines()[-1][:80], True, "")
+    found, refused = [], False
+    for line in (listing.get("stdout") or "").splitlines():
+        match = re.match(r'-A %s -s (\S+) -m comment --comment "?slime\.hybrid/src (\S+) \S+?"? -j ACCEPT$' % re.escape(chain), line)
+        if match:
+            found.append("%s %s" % (match.group(2), match.group(1)))
+        refused = refused or line.endswith("-j REJECT --reject-with tcp-reset")
+    ok = sorted(found) == sorted(wanted) and refused
+    observed = "the same" if ok else (", ".join(found) or "none") + ("; others refused" if refused else "; others not refused")
+    return _row(name, expected, observed, ok,
+                "%s lets in other sources than the model's (chain %s): re-run site.yml (tags firewall); a source that must "
+                "reach these ports goes in slime_cluster.inbound_sources" % (member, chain))
 
 
 def srun_results(command_results, member):

@@ -205,6 +205,20 @@ def stale_workers(nodes, nodesets, pods, namespace="slurm"):
     return stale
 
 
+def _internal_ipv4(node):
+    """The Node's first IPv4 InternalIP, or None."""
+    return next((a.get("address") for a in (node.get("status") or {}).get("addresses") or []
+                 if a.get("type") == "InternalIP" and a.get("address") and not _is_ipv6(a["address"])), None)
+
+
+def node_addresses(nodes):
+    """Every Node's IPv4 InternalIP, sorted: where pods with the host's network (OpenShift's hostnetwork mode),
+    and pods whose egress the CNI masquerades (network_mode nat), reach bare metal from. Unlike pod_routes, a
+    Node without a podCIDR (a CNI with its own IPAM) is not left out."""
+    return sorted(set(a for a in (_internal_ipv4(node) for node in nodes or []) if a),
+                  key=lambda a: tuple(int(part) for part in a.split(".")))
+
+
 def pod_routes(nodes):
     """[{cidr, via}] for network_mode routed: each IPv4 CIDR of a Node's spec.podCIDRs (else
     spec.podCIDR) via the Node's IPv4 InternalIP, sorted by network.
@@ -217,8 +231,7 @@ def pod_routes(nodes):
     for node in nodes or []:
         spec = node.get("spec") or {}
         cidrs = spec.get("podCIDRs") or ([spec["podCIDR"]] if spec.get("podCIDR") else [])
-        via = next((a.get("address") for a in (node.get("status") or {}).get("addresses") or []
-                    if a.get("type") == "InternalIP" and a.get("address") and not _is_ipv6(a["address"])), None)
+        via = _internal_ipv4(node)
         if via is None:
             continue
         routes.extend({"cidr": cidr, "via": via} for cidr in cidrs if cidr and not _is_ipv6(cidr))
@@ -227,7 +240,7 @@ def pod_routes(nodes):
 
 def cluster_facts(pods, services, port=6817, service_name=None, with_nodeport=True, slurm_conf=None, nodes=None):
     """The part of slime_cluster that comes from the cluster: controller, nodeport, slurm_version,
-    and pod_routes when nodes (the Node objects) are given.
+    and pod_routes and node_addresses when nodes (the Node objects) are given.
 
     with_nodeport=False (network_mode routed) leaves the NodePort out. slurm_conf (the operator's
     rendered slurm.conf): the controller is the pod the first SlurmctldHost (the primary) names, while it
@@ -266,6 +279,7 @@ def cluster_facts(pods, services, port=6817, service_name=None, with_nodeport=Tr
                              "external_traffic_policy": policy}
     if nodes is not None:
         facts["pod_routes"] = pod_routes(nodes)
+        facts["node_addresses"] = node_addresses(nodes)
     return facts
 
 

@@ -25,6 +25,9 @@ from ansible_collections.slime.hybrid.plugins.module_utils.worker_drift import D
 
 NAT_CHAIN = "SLIME-HYBRID-OUT"
 FILTER_CHAIN = "SLIME-HYBRID-IN"
+# The sources a new connection to slurmd's port, the srun range or the node exporter comes from: the model's
+# (cluster_model.inbound_sources) and the host itself are accepted, any other refused (TCP reset).
+SOURCES_CHAIN = "SLIME-HYBRID-SRC"
 APT_SOURCE = "/etc/apt/sources.list.d/slime-hybrid-slurm.list"
 APT_KEY = "/etc/apt/keyrings/slime-hybrid-slurm.asc"
 DNF_SOURCE = "/etc/yum.repos.d/slime-hybrid-slurm.repo"
@@ -161,10 +164,16 @@ def iptables_restore(model):
         destination = rule["destination"] if "/" in rule["destination"] else rule["destination"] + "/32"
         lines.append('-A %s -d %s -p tcp -m tcp --dport %s -m comment --comment "%s" -j DNAT --to-destination %s'
                      % (NAT_CHAIN, destination, rule["ports"], rule["comment"], rule["to"]))
-    lines += ["COMMIT", "*filter", ":%s - [0:0]" % FILTER_CHAIN]
+    lines += ["COMMIT", "*filter", ":%s - [0:0]" % FILTER_CHAIN, ":%s - [0:0]" % SOURCES_CHAIN]
     for rule in model["inbound"]:
-        lines.append('-A %s -p tcp -m tcp --dport %s -m conntrack --ctstate NEW -m comment --comment "%s" -j ACCEPT'
-                     % (FILTER_CHAIN, rule["ports"], rule["comment"]))
+        lines.append('-A %s -p tcp -m tcp --dport %s -m conntrack --ctstate NEW -m comment --comment "%s" -j %s'
+                     % (FILTER_CHAIN, rule["ports"], rule["comment"], SOURCES_CHAIN))
+    lines.append('-A %s -i lo -m comment --comment "slime.hybrid/src this host" -j ACCEPT' % SOURCES_CHAIN)
+    for source in model["sources"]:
+        lines.append('-A %s -s %s -m comment --comment "slime.hybrid/src %s %s" -j ACCEPT'
+                     % (SOURCES_CHAIN, source["cidr"], source["kind"], source["cidr"]))
+    lines.append('-A %s -p tcp -m comment --comment "slime.hybrid/src none other" -j REJECT --reject-with tcp-reset'
+                 % SOURCES_CHAIN)
     lines += ["COMMIT", ""]
     return "\n".join(lines)
 

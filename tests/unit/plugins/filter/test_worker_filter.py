@@ -72,7 +72,12 @@ def test_user_data_is_what_the_template_rendered(filters, case):
         (ours,) = [entry for entry in data["write_files"] if entry["path"] == worker.RULES_PATH]
         (theirs,) = [entry for entry in rendered["write_files"] if entry["path"] == worker.RULES_PATH]
         jumps = [line for line in theirs["content"].splitlines() if line.startswith(("-A OUTPUT ", "-I INPUT 1 "))]
-        assert ours["content"].splitlines() == [line for line in theirs["content"].splitlines() if line not in jumps]
+        # And the inbound rules, which accepted any source, now send a new connection to the sources chain, which
+        # accepts the model's sources (the model's own test says which) and refuses any other.
+        sources = [line for line in ours["content"].splitlines() if worker.SOURCES_CHAIN + " " in line and "-j " + worker.SOURCES_CHAIN not in line]
+        assert sources[0] == ":SLIME-HYBRID-SRC - [0:0]" and sources[-1].endswith("-j REJECT --reject-with tcp-reset")
+        assert [line.replace("-j " + worker.SOURCES_CHAIN, "-j ACCEPT") for line in ours["content"].splitlines() if line not in sources] == [
+            line for line in theirs["content"].splitlines() if line not in jumps]
         restore = data["runcmd"].index(["iptables-restore", "--noflush", worker.RULES_PATH])
         assert data["runcmd"][restore + 1:restore + 3] == [["sh", "-c", worker.jump_command(jump)] for jump in plan["firewall"]["jumps"]]
         assert [" ".join(worker_drift.jump_rule(jump)) for jump in plan["firewall"]["jumps"]] == [

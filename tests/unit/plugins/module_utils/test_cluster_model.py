@@ -646,8 +646,9 @@ def test_bad_backups_are_named(backups, error):
 def test_unknown_keys_are_refused_with_the_settings_allowed_there():
     errors = cm.validate(valid_model(**{"netwrok_mode": "routed", "controller.hots": "x", "nodeport.adress": "10.0.0.1"}))
     assert errors == [
-        "netwrok_mode is not a setting of slime_cluster; allowed: accounting, controller, gpus, health, image_registry, max_node_count, metrics, name, "
-        "network_mode, nodeport, pod_routes, slurm_version, slurmd_port, srun_concurrency, srun_port_range, worker",
+        "netwrok_mode is not a setting of slime_cluster; allowed: accounting, baremetal_addresses, controller, gpus, health, image_registry, "
+        "inbound_sources, max_node_count, metrics, name, network_mode, node_addresses, nodeport, pod_routes, slurm_version, slurmd_port, "
+        "srun_concurrency, srun_port_range, worker",
         "controller.hots is not a setting of slime_cluster (controller); allowed: address, aliases, backups, host, port",
         "nodeport.adress is not a setting of slime_cluster (nodeport); allowed: address, port, range",
     ]
@@ -715,3 +716,48 @@ def test_a_stated_nodeport_address_wins_over_the_discovered_node():
     assert cm.normalize(intent(**{"nodeport.address": ""}), DISCOVERED)["nodeport"]["address"] == "192.168.10.2"
     lazy = _NoDeepcopy((key, _NoDeepcopy(value) if isinstance(value, dict) else value) for key, value in DISCOVERED.items())
     assert cm.normalize(intent(**{"nodeport.address": "10.9.0.5"}), lazy) == model
+
+
+def test_the_sources_bare_metal_accepts_are_the_cluster_s_own_and_the_site_s():
+    model = cm.normalize(intent(**{"network_mode": "routed", "nodeport.port": DELETE}), dict(
+        DISCOVERED, node_addresses=["192.168.10.2", "192.168.10.3"], baremetal_addresses=["192.168.20.5", "198.51.100.7"],
+        pod_routes=[{"cidr": "10.244.1.0/24", "via": "192.168.10.2"}, {"cidr": "10.244.2.0/24", "via": "192.168.10.3"}],
+        controller=dict(DISCOVERED["controller"], backups=[
+            {"host": "slurm-controller-1.slurm", "address": "10.250.0.9", "node_address": "192.168.10.4"}])))
+    assert model["sources"] == [
+        {"cidr": "10.244.1.0/24", "kind": "pods"},  # the controller pod 10.244.1.5 is one of them
+        {"cidr": "10.244.2.0/24", "kind": "pods"},
+        {"cidr": "10.250.0.9/32", "kind": "controller"},  # a backup's pod outside the pod routes the site states
+        {"cidr": "192.168.10.2/32", "kind": "node"},  # nodeport.address, a Node's address and a route's via: once
+        {"cidr": "192.168.10.3/32", "kind": "node"},
+        {"cidr": "192.168.10.4/32", "kind": "node"},
+        {"cidr": "192.168.20.5/32", "kind": "baremetal"},
+        {"cidr": "198.51.100.7/32", "kind": "baremetal"},
+    ]
+    # the site's networks: a source inside one is accepted by its rule, and named for the site
+    site = cm.normalize(dict(model, inbound_sources=["192.168.20.0/24", "203.0.113.9", "0.0.0.0/0"]))
+    assert site["inbound_sources"] == ["192.168.20.0/24", "203.0.113.9/32", "0.0.0.0/0"]
+    assert site["sources"] == [{"cidr": "0.0.0.0/0", "kind": "site"}]  # anyone: the rules accept every source
+    site = cm.normalize(dict(model, inbound_sources=["192.168.20.0/24", "203.0.113.9"]))
+    assert [(s["cidr"], s["kind"]) for s in site["sources"]][-3:] == [
+        ("192.168.20.0/24", "site"), ("198.51.100.7/32", "baremetal"), ("203.0.113.9/32", "site")]
+    assert cm.normalize(site) == site  # the model reads its own output
+
+
+def test_inbound_sources_refuse_what_is_no_ipv4_address_or_network():
+    errors = cm.validate(valid_model(inbound_sources=["10.0.0.300", "10.0.0.5/24", "fd00::1", "login-1"]))
+    assert errors == [
+        "inbound_sources[0]='10.0.0.300' is not an IPv4 address or network (e.g. 192.0.2.10, 192.0.2.0/24)",
+        "inbound_sources[1]='10.0.0.5/24' is not an IPv4 address or network (e.g. 192.0.2.10, 192.0.2.0/24); the network is "
+        "10.0.0.0/24",
+        "inbound_sources[2]='fd00::1' " + cm._IPV4_ONLY,
+        "inbound_sources[3]='login-1' is not an IPv4 address or network (e.g. 192.0.2.10, 192.0.2.0/24)",
+    ]
+    assert cm.validate(valid_model(inbound_sources="10.0.0.0/8")) == [
+        "inbound_sources='10.0.0.0/8' must be a list of IPv4 addresses or networks (e.g. 192.0.2.10, 192.0.2.0/24), the site's own "
+        "sources of slurmd's, srun's and the node exporter's connections (login hosts, monitoring; 0.0.0.0/0 lets anyone in)"]
+    assert cm.validate(valid_model(baremetal_addresses=["10.0.0.0/24"])) == [
+        "baremetal_addresses[0]='10.0.0.0/24' is not an IPv4 address"]
+    # stated before the cluster exists too (the slinky role's check of the intent)
+    assert cm.intent_errors(intent(inbound_sources=["x"])) == [
+        "inbound_sources[0]='x' is not an IPv4 address or network (e.g. 192.0.2.10, 192.0.2.0/24)"]

@@ -450,3 +450,32 @@ def test_srun_ports_unread_is_reported_not_broken():
     row = doctor.srun_port_use({"rc": 127, "stdout": "", "stderr": "ss: not found"}, _model("nat"), "bm-1")
     assert row["ok"] is True and row["observed"] == "not read (ss: ss: not found)"
     assert doctor.srun_port_use(None, _model("nat"), "bm-1")["observed"] == "not read (ss: no output)"
+
+
+# `iptables -w -S SLIME-HYBRID-SRC` on bm-1 of the make demo cluster (network_mode nat): its three Kubernetes
+# nodes, its two bare-metal hosts and the three nodes' pod networks, and the refusal of any other source.
+LAB_SOURCES = [{"kind": "node", "cidr": "10.127.0.%d/32" % n} for n in (30, 31, 32)] + [
+    {"kind": "baremetal", "cidr": "10.127.0.%d/32" % n} for n in (61, 62)] + [
+    {"kind": "pods", "cidr": "10.244.%d.0/24" % n} for n in (0, 1, 2)]
+
+
+def test_inbound_sources_name_what_the_host_lets_in(fixture_text):
+    model = dict(_model("nat"), sources=LAB_SOURCES)
+    listing = {"rc": 0, "stdout": fixture_text("iptables_S_sources.txt")}
+    row = doctor.inbound_sources(listing, model, "bm-1")
+    assert row["name"] == "bm-1: sources let in to slurmd's and srun's ports" and row["ok"] is True
+    assert row["expected"].startswith("node 10.127.0.30/32, node 10.127.0.31/32, ") and row["expected"].endswith(
+        "pods 10.244.2.0/24; others refused")
+    assert row["observed"] == "the same"
+    # a source opened by hand, one of the model's gone, or no refusal: broken, with the way back
+    opened = listing["stdout"].replace("-s 10.127.0.62/32", "-s 0.0.0.0/0")
+    row = doctor.inbound_sources({"rc": 0, "stdout": opened}, model, "bm-1")
+    assert row["ok"] is False and "baremetal 0.0.0.0/0" in row["observed"] and "site.yml (tags firewall)" in row["hint"]
+    open_to_all = "\n".join(line for line in listing["stdout"].splitlines() if "REJECT" not in line)
+    row = doctor.inbound_sources({"rc": 0, "stdout": open_to_all}, model, "bm-1")
+    assert row["ok"] is False and row["observed"].endswith("; others not refused")
+    # not read (no chain, no root): said, not broken; a host the model leaves its firewall to: any source
+    row = doctor.inbound_sources({"rc": 1, "stdout": "", "stderr": "iptables: No chain/target/match by that name."}, model, "bm-1")
+    assert row["ok"] is True and row["observed"] == "not read (iptables: iptables: No chain/target/match by that name.)"
+    unmanaged = dict(model, worker=dict(model["worker"], manage_firewall=False))
+    assert doctor.inbound_sources(listing, unmanaged, "bm-1")["expected"].startswith("any")

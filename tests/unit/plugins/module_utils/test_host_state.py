@@ -31,9 +31,14 @@ FILTER = """-P INPUT ACCEPT
 -P FORWARD ACCEPT
 -P OUTPUT ACCEPT
 -N SLIME-HYBRID-IN
+-N SLIME-HYBRID-SRC
 -A INPUT -p tcp -m comment --comment "slime.hybrid" -j SLIME-HYBRID-IN
--A SLIME-HYBRID-IN -p tcp -m tcp --dport 6818 -m conntrack --ctstate NEW -m comment --comment "slime.hybrid/in-slurmd tcp:6818" -j ACCEPT
--A SLIME-HYBRID-IN -p tcp -m tcp --dport 60001:60100 -m conntrack --ctstate NEW -m comment --comment "slime.hybrid/in-srun tcp:60001:60100" -j ACCEPT
+-A SLIME-HYBRID-IN -p tcp -m tcp --dport 6818 -m conntrack --ctstate NEW -m comment --comment "slime.hybrid/in-slurmd tcp:6818" -j SLIME-HYBRID-SRC
+-A SLIME-HYBRID-IN -p tcp -m tcp --dport 60001:60100 -m conntrack --ctstate NEW -m comment --comment "slime.hybrid/in-srun tcp:60001:60100" -j SLIME-HYBRID-SRC
+-A SLIME-HYBRID-SRC -i lo -m comment --comment "slime.hybrid/src this host" -j ACCEPT
+-A SLIME-HYBRID-SRC -s 10.126.0.11/32 -m comment --comment "slime.hybrid/src controller 10.126.0.11/32" -j ACCEPT
+-A SLIME-HYBRID-SRC -s 10.127.0.50/32 -m comment --comment "slime.hybrid/src node 10.127.0.50/32" -j ACCEPT
+-A SLIME-HYBRID-SRC -p tcp -m comment --comment "slime.hybrid/src none other" -j REJECT --reject-with tcp-reset
 """  # noqa: E501
 ROUTES = """default via 10.127.0.1 dev eth0 proto static metric 100
 10.127.0.0/24 dev eth0 proto kernel scope link src 10.127.0.61
@@ -139,7 +144,18 @@ def test_the_real_iptables_listing_matches_the_plan_and_each_loss_is_named(plan)
                                "--comment slime.hybrid/old -j ACCEPT"]
     flushed = "-P INPUT ACCEPT\n"
     out = drift(plan, observed(plan, run={("iptables", "filter"): (0, flushed, "")}))
-    assert out["firewall"][0] == "chain filter/SLIME-HYBRID-IN is missing" and len(out["firewall"]) == 4
+    assert out["firewall"][:2] == ["chain filter/SLIME-HYBRID-IN is missing", "rule missing: -A SLIME-HYBRID-IN -p tcp -m tcp --dport "
+                                   "6818 -m conntrack --ctstate NEW -m comment --comment slime.hybrid/in-slurmd tcp:6818 -j SLIME-HYBRID-SRC"]
+    assert out["firewall"][3:5] == ["chain filter/SLIME-HYBRID-SRC is missing", "rule missing: -A SLIME-HYBRID-SRC -i lo -m comment "
+                                    "--comment slime.hybrid/src this host -j ACCEPT"]
+    assert len(out["firewall"]) == 9  # both chains and their 2 + 5 rules, and the jump
+    # a source the model does not have, added by hand, is named; one of the model's taken away too
+    opened = FILTER.replace("-A SLIME-HYBRID-SRC -s 10.127.0.50/32", "-A SLIME-HYBRID-SRC -s 0.0.0.0/0")
+    out = drift(plan, observed(plan, run={("iptables", "filter"): (0, opened, "")}))
+    assert out["firewall"] == ["rule missing: -A SLIME-HYBRID-SRC -s 10.127.0.50/32 -m comment --comment slime.hybrid/src node "
+                               "10.127.0.50/32 -j ACCEPT",
+                               "rule not in the plan: -A SLIME-HYBRID-SRC -s 0.0.0.0/0 -m comment --comment slime.hybrid/src node "
+                               "10.127.0.50/32 -j ACCEPT"]
     out = drift(plan, observed(plan, run={("iptables", "nat"): (1, "", "iptables: not found")}))
     assert out["firewall"] == ["iptables -t nat -S failed"]
     moved = NAT.replace("30017", "30018")  # the rules of a NodePort the Service no longer has
@@ -147,9 +163,12 @@ def test_the_real_iptables_listing_matches_the_plan_and_each_loss_is_named(plan)
     assert [line.split(" -d ")[0] + " " + line.split()[-1] for line in out["firewall"]] == [
         "rule missing: -A SLIME-HYBRID-OUT 10.127.0.50:30017", "rule not in the plan: -A SLIME-HYBRID-OUT 10.127.0.50:30018"]
     lines = FILTER.splitlines()
-    swapped = "\n".join(lines[:5] + [lines[6], lines[5]]) + "\n"  # DNAT and ACCEPT take the first rule that matches
+    swapped = "\n".join(lines[:6] + [lines[7], lines[6]] + lines[8:]) + "\n"  # DNAT and ACCEPT take the first rule that matches
     out = drift(plan, observed(plan, run={("iptables", "filter"): (0, swapped, "")}))
     assert out["firewall"] == ["chain filter/SLIME-HYBRID-IN holds the plan's rules in another order"]
+    refused_first = "\n".join(lines[:8] + [lines[-1]] + lines[8:-1]) + "\n"  # the refusal before the sources it refuses
+    out = drift(plan, observed(plan, run={("iptables", "filter"): (0, refused_first, "")}))
+    assert out["firewall"] == ["chain filter/SLIME-HYBRID-SRC holds the plan's rules in another order"]
 
 
 def test_without_the_firewall_iptables_is_not_compared(plan):
@@ -249,7 +268,10 @@ def test_routed_mode_routes_and_unit():
              "slime-hybrid-routes.service": {"ActiveState": "active", "UnitFileState": "enabled"}}
     routed = ROUTES + "10.126.0.0/24 via 10.127.0.50 dev eth0\n"
     nat = "\n".join(NAT.splitlines()[:6]) + "\n"  # routed: the chain and its jump, no DNAT
-    seen = observed(plan, files=files, units=units, routes=routed, run={("iptables", "nat"): (0, nat, "")})
+    # and the controller pod's address is one of the pod network's, which its one rule accepts
+    pods = FILTER.replace("-s 10.126.0.11/32 -m comment --comment \"slime.hybrid/src controller 10.126.0.11/32\"",
+                          "-s 10.126.0.0/24 -m comment --comment \"slime.hybrid/src pods 10.126.0.0/24\"")
+    seen = observed(plan, files=files, units=units, routes=routed, run={("iptables", "nat"): (0, nat, ""), ("iptables", "filter"): (0, pods, "")})
     assert drift(plan, seen) == {}
     seen["routes"] = ROUTES
     assert drift(plan, seen)["routes"] == ["no route to 10.126.0.0/24 via 10.127.0.50"]

@@ -72,7 +72,7 @@ def test_the_node_exporter_over_ssh_and_cloud_init_alike_and_its_firewall_rule()
     plan = worker.plan(m, NODE)
     assert plan["node_exporter"] == {"package": "prometheus-node-exporter", "service": "prometheus-node-exporter", "port": 9100}
     assert ('-A SLIME-HYBRID-IN -p tcp -m tcp --dport 9100 -m conntrack --ctstate NEW -m comment --comment '
-            '"slime.hybrid/in-node-exporter tcp:9100" -j ACCEPT') in plan["firewall"]["rules"]["content"].splitlines()
+            '"slime.hybrid/in-node-exporter tcp:9100" -j SLIME-HYBRID-SRC') in plan["firewall"]["rules"]["content"].splitlines()
     runcmd = cloud_init.cloud_config(plan, "a2V5")["runcmd"]
     assert runcmd[-2:] == [worker.INSTALL_COMMAND["apt"] + ["prometheus-node-exporter"],
                            ["systemctl", "enable", "--now", "prometheus-node-exporter"]]

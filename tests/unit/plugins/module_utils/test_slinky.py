@@ -889,3 +889,21 @@ def test_stale_workers_are_the_records_no_nodeset_backs():
     assert slinky.stale_workers({"slinky-1": nodes["slinky-1"]}, [{"metadata": {"name": "slurm-worker-slinky", "uid": "new"},
                                                                    "spec": {"replicas": 2}}], pods, "slurm") == {}
     assert slinky.podinfo(nodes["bm-1"]) is None and slinky.podinfo({"Comment": "(null)"}) is None
+
+
+def test_node_addresses_name_every_node_with_an_ipv4_internal_ip_with_or_without_a_pod_cidr():
+    nodes = [_node("worker-new", "192.168.10.52"),  # no podCIDR (a CNI with its own IPAM): still a source
+             _node("n10", "192.168.10.100", pod_cidr="10.244.0.0/24"),
+             _node("dual", pod_cidrs=["10.244.1.0/24"], extra_addresses=[{"type": "InternalIP", "address": "fd00::51"},
+                                                                         {"type": "InternalIP", "address": "192.168.10.51"}]),
+             _node("v6-only", extra_addresses=[{"type": "InternalIP", "address": "fd00::53"}]),
+             {"metadata": {"name": "bare"}}]
+    assert slinky.node_addresses(nodes) == ["192.168.10.51", "192.168.10.52", "192.168.10.100"]
+    assert slinky.node_addresses(LIVE_NODES) == ["10.127.0.30", "10.127.0.31", "10.127.0.32"]
+    assert slinky.node_addresses(None) == []
+
+
+def test_cluster_facts_carry_node_addresses_only_when_nodes_are_given(objects):
+    assert "node_addresses" not in slinky.cluster_facts(objects["controller_pods"], objects["services"])
+    facts = slinky.cluster_facts(objects["controller_pods"], objects["services"], nodes=LIVE_NODES)
+    assert facts["node_addresses"] == ["10.127.0.30", "10.127.0.31", "10.127.0.32"]

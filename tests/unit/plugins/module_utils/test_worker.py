@@ -65,10 +65,16 @@ def test_the_rules_file_holds_the_chains_and_their_rules_only():
         "COMMIT",
         "*filter",
         ":SLIME-HYBRID-IN - [0:0]",
+        ":SLIME-HYBRID-SRC - [0:0]",
+        # a new connection to slurmd's port or the srun range: accepted from the model's sources only
         '-A SLIME-HYBRID-IN -p tcp -m tcp --dport 6818 -m conntrack --ctstate NEW -m comment --comment '
-        '"slime.hybrid/in-slurmd tcp:6818" -j ACCEPT',
+        '"slime.hybrid/in-slurmd tcp:6818" -j SLIME-HYBRID-SRC',
         '-A SLIME-HYBRID-IN -p tcp -m tcp --dport 60001:60100 -m conntrack --ctstate NEW -m comment --comment '
-        '"slime.hybrid/in-srun tcp:60001:60100" -j ACCEPT',
+        '"slime.hybrid/in-srun tcp:60001:60100" -j SLIME-HYBRID-SRC',
+        '-A SLIME-HYBRID-SRC -i lo -m comment --comment "slime.hybrid/src this host" -j ACCEPT',
+        '-A SLIME-HYBRID-SRC -s 10.126.0.11/32 -m comment --comment "slime.hybrid/src controller 10.126.0.11/32" -j ACCEPT',
+        '-A SLIME-HYBRID-SRC -s 10.127.0.50/32 -m comment --comment "slime.hybrid/src node 10.127.0.50/32" -j ACCEPT',
+        '-A SLIME-HYBRID-SRC -p tcp -m comment --comment "slime.hybrid/src none other" -j REJECT --reject-with tcp-reset',
         "COMMIT",
     ]
 
