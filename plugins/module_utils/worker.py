@@ -48,6 +48,11 @@ def slurmd_command(model, node):
 
 
 def dropin(model, node):
+    # Slurm's auth/slurm reads slurm.key from the directory of slurm.conf, /etc/slurm for a configless slurmd,
+    # unless SLURM_SACK_KEY names the file (src/plugins/auth/slurm/internal.c init_internal, and
+    # src/common/fetch_config.c, which 24.11 to 26.05 read before the configuration is fetched).
+    key_path = node.get("key_path") or cluster_model.WORKER_DEFAULTS["key_path"]
+    key_env = [] if key_path == cluster_model.WORKER_DEFAULTS["key_path"] else ["Environment=SLURM_SACK_KEY=" + key_path]
     return "\n".join([
         HEADER,
         "[Unit]",
@@ -57,6 +62,7 @@ def dropin(model, node):
         "Wants=network-online.target",
         "",
         "[Service]",
+    ] + key_env + [
         "ExecStart=",
         "ExecStart=" + slurmd_command(model, node),
         "Restart=on-failure",

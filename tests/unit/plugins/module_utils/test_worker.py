@@ -53,6 +53,15 @@ def test_plan_of_a_nat_worker():
         ("nat", "OUTPUT", None, "SLIME-HYBRID-OUT"), ("filter", "INPUT", 1, "SLIME-HYBRID-IN")]
 
 
+def test_slurmd_is_told_where_slurm_key_is_when_it_is_not_in_etc_slurm():
+    # Slurm's auth/slurm looks in the directory of slurm.conf, /etc/slurm for a configless slurmd, unless
+    # SLURM_SACK_KEY names the file; the default place needs no line (the drop-in of every converged host stays).
+    assert "SLURM_SACK_KEY" not in plan()["dropin"]["content"]
+    moved = plan(key_path="/etc/slurm-keys/slurm.key")
+    assert moved["key"]["path"] == "/etc/slurm-keys/slurm.key" and "/etc/slurm-keys" in moved["directories"]
+    assert "[Service]\nEnvironment=SLURM_SACK_KEY=/etc/slurm-keys/slurm.key\nExecStart=\n" in moved["dropin"]["content"]
+
+
 def test_the_rules_file_holds_the_chains_and_their_rules_only():
     restore = plan()["firewall"]["rules"]["content"].splitlines()
     assert restore == [
