@@ -16,6 +16,7 @@ import math
 import re
 
 from ansible_collections.slime.hybrid.plugins.module_utils import gres, scontrol
+from ansible_collections.slime.hybrid.plugins.module_utils.worker import SOURCES_CHAIN
 
 
 def _in_cidrs(address, cidrs):
@@ -275,7 +276,7 @@ def srun_port_use(listening, model, member, near_full=SRUN_PORTS_NEAR_FULL):
                 "over more submit hosts" % (len(used), srun["size"], member))
 
 
-def inbound_sources(listing, model, member, chain="SLIME-HYBRID-SRC"):
+def inbound_sources(listing, model, member, chain=SOURCES_CHAIN):
     """Report row: the sources this host lets in to slurmd's port, the srun range and the node exporter
     (`iptables -S` of the sources chain, worker.iptables_restore: listing is that command's result), against
     the model's (cluster_model.inbound_sources). A host where iptables could not be read is reported, not broken."""
