@@ -14,9 +14,11 @@ __metaclass__ = type
 import ipaddress
 import math
 import re
+import shlex
 
 from ansible_collections.slime.hybrid.plugins.module_utils import gres, scontrol
-from ansible_collections.slime.hybrid.plugins.module_utils.worker import SOURCES_CHAIN
+from ansible_collections.slime.hybrid.plugins.module_utils.worker import SOURCES_CHAIN, iptables_restore
+from ansible_collections.slime.hybrid.plugins.module_utils.worker_drift import chain_rules
 
 
 def _in_cidrs(address, cidrs):
@@ -278,23 +280,27 @@ def srun_port_use(listening, model, member, near_full=SRUN_PORTS_NEAR_FULL):
 
 def inbound_sources(listing, model, member, chain=SOURCES_CHAIN):
     """Report row: the sources this host lets in to slurmd's port, the srun range and the node exporter
-    (`iptables -S` of the sources chain, worker.iptables_restore: listing is that command's result), against
-    the model's (cluster_model.inbound_sources). A host where iptables could not be read is reported, not broken."""
+    (`iptables -S` of the sources chain: listing is that command's result), against the model's. The chain must hold
+    the rules the plan writes (worker.iptables_restore), in their order, as the drift read compares them; any other
+    rule (an accept with no source added by hand) breaks the row. A host where iptables could not be read is
+    reported, not broken."""
     name = "%s: sources let in to slurmd's and srun's ports" % member
-    wanted = ["%s %s" % (source["kind"], source["cidr"]) for source in model["sources"]]
-    expected = ", ".join(wanted) + "; others refused"
+    expected = ", ".join("%s %s" % (source["kind"], source["cidr"]) for source in model["sources"]) + "; others refused"
     if not model["worker"]["manage_firewall"]:
         return _row(name, "any (worker.manage_firewall false: the site's own rules)", "not read", True, "")
     if not listing or listing.get("rc") != 0:
         detail = ((listing or {}).get("stderr") or (listing or {}).get("msg") or "").strip() or "no output"
         return _row(name, expected, "not read (iptables: %s)" % detail.splitlines()[-1][:80], True, "")
-    found, refused = [], False
-    for line in (listing.get("stdout") or "").splitlines():
-        match = re.match(r'-A %s -s (\S+) -m comment --comment "?slime\.hybrid/src (\S+) \S+?"? -j ACCEPT$' % re.escape(chain), line)
-        if match:
-            found.append("%s %s" % (match.group(2), match.group(1)))
-        refused = refused or line.endswith("-j REJECT --reject-with tcp-reset")
-    ok = sorted(found) == sorted(wanted) and refused
+    present = [shlex.split(line) for line in (listing.get("stdout") or "").splitlines() if line.startswith("-A %s " % chain)]
+    ok = present == chain_rules(iptables_restore(model)).get(("filter", chain), [])
+    found = []
+    for words in present:
+        if words[-1] != "ACCEPT" or "-i" in words:  # the refusal, and the host itself
+            continue
+        comment = words[words.index("--comment") + 1].split() if "--comment" in words else []
+        kind = comment[1] if len(comment) > 1 and comment[0] == "slime.hybrid/src" else "unnamed"
+        found.append("%s %s" % (kind, words[words.index("-s") + 1] if "-s" in words else "any"))
+    refused = any(words[-4:] == ["-j", "REJECT", "--reject-with", "tcp-reset"] for words in present)
     observed = "the same" if ok else (", ".join(found) or "none") + ("; others refused" if refused else "; others not refused")
     return _row(name, expected, observed, ok,
                 "%s lets in other sources than the model's (chain %s): re-run site.yml (tags firewall); a source that must "

@@ -93,7 +93,7 @@ def jump_rule(jump):
     return ["-A", jump["chain"], "-p", jump["protocol"], "-m", "comment", "--comment", jump["comment"], "-j", jump["jump"]]
 
 
-def _chain_rules(restore):
+def chain_rules(restore):
     """The chains an iptables-restore file declares, each with its rules in order: {(table, chain): [words]}."""
     chains, table = {}, None
     for line in restore.splitlines():
@@ -111,7 +111,7 @@ def _firewall_drift(firewall, observed, db):
     """What firewall.yml would change: a package to install; a chain of the rules file that is missing, or
     whose rules are not the file's (its restore replaces them all); a jump into a chain to add."""
     out = ["package %s is not installed" % name for name in firewall["packages"] if not _installed(db, name)]
-    wanted = _chain_rules(firewall["rules"]["content"])
+    wanted = chain_rules(firewall["rules"]["content"])
     for table in sorted(set(key[0] for key in wanted)):
         listing = observed["iptables"].get(table)
         if listing is None:

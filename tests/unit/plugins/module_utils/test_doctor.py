@@ -471,6 +471,10 @@ def test_inbound_sources_name_what_the_host_lets_in(fixture_text):
     opened = listing["stdout"].replace("-s 10.127.0.62/32", "-s 0.0.0.0/0")
     row = doctor.inbound_sources({"rc": 0, "stdout": opened}, model, "bm-1")
     assert row["ok"] is False and "baremetal 0.0.0.0/0" in row["observed"] and "site.yml (tags firewall)" in row["hint"]
+    # an accept of any source before the refusal, added by hand: the chain is not the plan's
+    anyone = listing["stdout"].replace("-A SLIME-HYBRID-SRC -p tcp", "-A SLIME-HYBRID-SRC -j ACCEPT\n-A SLIME-HYBRID-SRC -p tcp")
+    row = doctor.inbound_sources({"rc": 0, "stdout": anyone}, model, "bm-1")
+    assert row["ok"] is False and row["observed"].startswith("node 10.127.0.30/32") and "unnamed any" in row["observed"]
     open_to_all = "\n".join(line for line in listing["stdout"].splitlines() if "REJECT" not in line)
     row = doctor.inbound_sources({"rc": 0, "stdout": open_to_all}, model, "bm-1")
     assert row["ok"] is False and row["observed"].endswith("; others not refused")
