@@ -16,7 +16,7 @@ import ipaddress
 import json
 import re
 
-from ansible_collections.slime.hybrid.plugins.module_utils import accounting, cluster_model, gres, health, metrics, names
+from ansible_collections.slime.hybrid.plugins.module_utils import accounting, cluster_model, gres, health, kube_read, metrics, names
 
 _TAG_VERSION_RE = re.compile(r"^(\d{2}\.\d{2})(?:\.(\d+))?")
 
@@ -301,6 +301,32 @@ def facts_keywords(options):
     return {"port": options["port"], "service_name": options["service_name"], "with_nodeport": options["nodeport"],
             "with_pod_routes": options["pod_routes"], "key_secret": options["key_secret"] if options["include_key"] else None,
             "key_name": options["key_name"]}
+
+
+# Module slinky_info's own options (beside kubernetes.core's connection options: kube_read.argument_spec).
+INFO_OPTIONS = dict(
+    namespace={"type": "str", "default": "slurm"},
+    controller_selector={"type": "list", "elements": "str", "default": ["app.kubernetes.io/name=slurmctld"]},
+    **FACTS_OPTIONS
+)
+
+
+def info(params, find, client=None):
+    """Module slinky_info's read with its validated params (INFO_OPTIONS), over find() (kube_read.read):
+    ({cluster, slurm_key_b64}, warnings). Raises kube_read.ReadError."""
+    def find_nodes_explained(kind, api_version, **options):
+        try:
+            return find(kind, api_version, **options)
+        except kube_read.ReadError as exc:
+            if kind != "Node":
+                raise
+            raise kube_read.ReadError("slinky_info: reading the Nodes for pod_routes (needs list on nodes at cluster scope, "
+                                      "a ClusterRole): %s" % exc, kind=kind)
+
+    try:
+        return read_facts(find_nodes_explained, params["namespace"], params["controller_selector"], **facts_keywords(params))
+    except SlinkyInfoError as exc:
+        raise kube_read.ReadError("slinky_info: %s" % exc)
 
 
 def read_facts(find, namespace="slurm", controller_selector=("app.kubernetes.io/name=slurmctld",), port=6817,

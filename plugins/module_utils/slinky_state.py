@@ -6,8 +6,9 @@ process and one API session (module slinky_state), and which parts of it differ 
 wants (filter slinky_drift), so that a converged cluster costs the role one module run.
 
 read() takes a ``find(kind, api_version, name=None, namespace=None, label_selectors=None)`` that returns
-the objects as the API does (dicts), so that everything here runs in unit tests; the module passes
-kubernetes.core's K8sService.find. drift() is pure.
+the objects as the API does (dicts), so that everything here runs in unit tests; the module (and its action
+plugin, in the controller's process) passes kubernetes.core's K8sService.find (module_utils/kube_read.py), to
+run(), which reads with the module's options (OPTIONS). drift() is pure.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -15,12 +16,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import base64
+import copy
 import gzip
 import json
 import os
 import tarfile
 
-from ansible_collections.slime.hybrid.plugins.module_utils import slinky, slurm_order
+from ansible_collections.slime.hybrid.plugins.module_utils import kube_read, slinky, slurm_order
 
 try:
     import yaml
@@ -34,6 +36,23 @@ _GZIP_MAGIC = b"\x1f\x8b\x08"
 WORKER_SELECTOR = ["app.kubernetes.io/name=slurmd"]
 NODESET_API = "slinky.slurm.net/v1beta1"
 DAEMON_SELECTOR = ["app.kubernetes.io/name in (slurmctld, slurmdbd)"]
+
+
+# The module's own options (beside kubernetes.core's connection options: kube_read.argument_spec).
+OPTIONS = dict(
+    namespace=dict(type="str", default="slurm"),
+    operator_namespace=dict(type="str", default="slinky"),
+    operator_name=dict(type="str", default="slurm-operator"),
+    namespaces=dict(type="list", elements="str", default=[]),
+    secrets=dict(type="list", elements="str", default=[], no_log=False),
+    releases=dict(type="list", elements="dict", default=[], options=dict(
+        name=dict(type="str", required=True), namespace=dict(type="str", required=True),
+        chart_ref=dict(type="str", required=True), chart_version=dict(type="str"))),
+    objects=dict(type="list", elements="dict", default=[]),
+    objects_api=dict(type="str"),
+    controller_selector=dict(type="list", elements="str", default=["app.kubernetes.io/name=slurmctld"]),
+    facts=dict(type="dict", options=copy.deepcopy(slinky.FACTS_OPTIONS)),
+)
 
 
 class SlinkyStateError(ValueError):
@@ -185,6 +204,25 @@ def read(find, namespace, operator_namespace, operator_name, namespaces=(), secr
         except slinky.SlinkyInfoError as exc:
             state["facts_error"] = str(exc)
     return state
+
+
+def api_groups(client):
+    """group/version of every API group the server serves (one request: /apis)."""
+    groups = client.client.request("get", "/apis").to_dict().get("groups") or []
+    return ["%s" % version["groupVersion"] for group in groups for version in group.get("versions") or []]
+
+
+def run(params, find, client):
+    """The module's read with its validated params (OPTIONS), over find() and the API client (kube_read.read):
+    ({state}, warnings). Raises kube_read.ReadError."""
+    try:
+        facts = slinky.facts_keywords(params["facts"]) if params["facts"] is not None else None
+        state = read(find, params["namespace"], params["operator_namespace"], params["operator_name"], params["namespaces"],
+                     params["secrets"], params["releases"], params["controller_selector"], params["objects"],
+                     params["objects_api"], api_groups(client), facts)
+    except SlinkyStateError as exc:
+        raise kube_read.ReadError("slinky_state: %s" % exc)
+    return {"state": state}, list((state.get("facts") or {}).get("warnings") or [])
 
 
 def _normal(value):

@@ -131,47 +131,23 @@ slurm_key_b64:
   type: str
 """
 
-import copy
-
 from ansible_collections.kubernetes.core.plugins.module_utils.ansiblemodule import AnsibleModule
-from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
 
-from ansible_collections.slime.hybrid.plugins.module_utils import slinky
+from ansible_collections.slime.hybrid.plugins.module_utils import kube_read, slinky
 
 
+# Where the task runs on the controller itself, its action plugin (plugins/action/slinky_info.py) makes the same
+# read in the controller's process instead.
 def main():
-    argument_spec = dict(
-        copy.deepcopy(AUTH_ARG_SPEC),
-        namespace=dict(type="str", default="slurm"),
-        controller_selector=dict(type="list", elements="str", default=["app.kubernetes.io/name=slurmctld"]),
-        **copy.deepcopy(slinky.FACTS_OPTIONS)
-    )
-    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argument_spec, supports_check_mode=True)
-    params = module.params
+    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=kube_read.argument_spec(slinky.INFO_OPTIONS),
+                              supports_check_mode=True)
     try:
-        svc = K8sService(get_api_client(module), module)
-
-        def find(kind, api_version, **options):
-            try:
-                return svc.find(kind, api_version, **options)["resources"]
-            except CoreException as exc:
-                if kind != "Node":
-                    raise
-                module.fail_json(msg="slinky_info: reading the Nodes for pod_routes (needs list on nodes at cluster scope, "
-                                     "a ClusterRole): %s" % exc)
-
-        result, warnings = slinky.read_facts(find, params["namespace"], params["controller_selector"],
-                                             **slinky.facts_keywords(params))
-        for warning in warnings:
-            module.warn(warning)
-    except CoreException as exc:
-        module.fail_from_exception(exc)
-    except slinky.SlinkyInfoError as exc:
-        module.fail_json(msg="slinky_info: %s" % exc)
+        result, warnings = kube_read.read(slinky.info, module.params, module)
+    except kube_read.ReadError as exc:
+        module.fail_json(msg="%s" % exc)
+    for warning in warnings:
+        module.warn(warning)
     module.exit_json(changed=False, **result)
 
 

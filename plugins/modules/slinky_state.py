@@ -165,60 +165,24 @@ state:
   type: dict
 """
 
-import copy
-
 from ansible_collections.kubernetes.core.plugins.module_utils.ansiblemodule import AnsibleModule
-from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
 
-from ansible_collections.slime.hybrid.plugins.module_utils import slinky, slinky_state
+from ansible_collections.slime.hybrid.plugins.module_utils import kube_read, slinky_state
 
 
-def _api_groups(client):
-    """group/version of every API group the server serves (one request: /apis)."""
-    groups = client.client.request("get", "/apis").to_dict().get("groups") or []
-    return ["%s" % version["groupVersion"] for group in groups for version in group.get("versions") or []]
-
-
+# Where the task runs on the controller itself, its action plugin (plugins/action/slinky_state.py) makes the same
+# read in the controller's process instead.
 def main():
-    argument_spec = dict(
-        copy.deepcopy(AUTH_ARG_SPEC),
-        namespace=dict(type="str", default="slurm"),
-        operator_namespace=dict(type="str", default="slinky"),
-        operator_name=dict(type="str", default="slurm-operator"),
-        namespaces=dict(type="list", elements="str", default=[]),
-        secrets=dict(type="list", elements="str", default=[], no_log=False),
-        releases=dict(type="list", elements="dict", default=[], options=dict(
-            name=dict(type="str", required=True), namespace=dict(type="str", required=True),
-            chart_ref=dict(type="str", required=True), chart_version=dict(type="str"))),
-        objects=dict(type="list", elements="dict", default=[]),
-        objects_api=dict(type="str"),
-        controller_selector=dict(type="list", elements="str", default=["app.kubernetes.io/name=slurmctld"]),
-        facts=dict(type="dict", options=copy.deepcopy(slinky.FACTS_OPTIONS)),
-    )
-    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argument_spec, supports_check_mode=True)
-    params = module.params
+    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=kube_read.argument_spec(slinky_state.OPTIONS),
+                              supports_check_mode=True)
     try:
-        client = get_api_client(module)
-        svc = K8sService(client, module)
-
-        def find(kind, api_version, **options):
-            return svc.find(kind, api_version, **options)["resources"]
-
-        facts = slinky.facts_keywords(params["facts"]) if params["facts"] is not None else None
-        state = slinky_state.read(find, params["namespace"], params["operator_namespace"], params["operator_name"],
-                                  params["namespaces"], params["secrets"], params["releases"], params["controller_selector"],
-                                  params["objects"], params["objects_api"], _api_groups(client), facts)
-        for warning in (state.get("facts") or {}).get("warnings") or []:
-            module.warn(warning)
-    except CoreException as exc:
-        module.fail_from_exception(exc)
-    except slinky_state.SlinkyStateError as exc:
-        module.fail_json(msg="slinky_state: %s" % exc)
-    module.exit_json(changed=False, state=state)
+        result, warnings = kube_read.read(slinky_state.run, module.params, module)
+    except kube_read.ReadError as exc:
+        module.fail_json(msg="%s" % exc)
+    for warning in warnings:
+        module.warn(warning)
+    module.exit_json(changed=False, **result)
 
 
 if __name__ == "__main__":
