@@ -7,7 +7,8 @@ ansible-playbook forks a worker for each task and host, and a worker loads the J
 templates name afresh: for a filter of this collection, every filter file of the collection and the
 module_utils they import, compiled from source (the collection loader keeps no bytecode), tens of
 milliseconds a task. The control process templates each task's name before it forks (the linear
-strategy, to show it): a name that uses this filter loads them there, and every worker inherits them.
+strategy, to show it), and each play's name as the play starts: a name that uses this filter loads them there, and
+every worker inherits them.
 Documented in plugins/filter/preload.yml."""
 
 from __future__ import absolute_import, division, print_function
