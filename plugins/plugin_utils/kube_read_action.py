@@ -24,6 +24,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.common.parameters import remove_values
 from ansible.module_utils.errors import UnsupportedError
 from ansible.plugins.action import ActionBase
+from ansible.utils.vars import merge_hash
 
 from ansible_collections.slime.hybrid.plugins.module_utils import kube_read
 
@@ -57,8 +58,12 @@ class KubeReadAction(ActionBase):
         task_vars = task_vars or {}
         result = super(KubeReadAction, self).run(tmp, task_vars)
         if not self.in_process(task_vars):
-            result.update(self._execute_module(module_name=self.MODULE, task_vars=task_vars,
-                                               wrap_async=self._task.async_val))
+            # As ansible-core's own action for a module (plugins/action/normal.py).
+            wrap_async = self._task.async_val and not self._connection.has_native_async
+            result = merge_hash(result, self._execute_module(module_name=self.MODULE, task_vars=task_vars,
+                                                             wrap_async=wrap_async))
+            if not wrap_async:
+                self._remove_tmp_path(self._connection._shell.tmpdir)
             return result
         checked = ArgumentSpecValidator(kube_read.argument_spec(self.OPTIONS)).validate(self._task.args)
         if checked.error_messages:
