@@ -66,3 +66,19 @@ def read(reader, params, module=None):
             raise ReadError("%s" % exc, kind=kind)
 
     return reader(params, find, client)
+
+
+def run_module(options, reader):
+    """A read module's main(): its argument spec, the read (as read() above, with the module's client), its
+    warnings, and the result or the read's failure."""
+    from ansible_collections.kubernetes.core.plugins.module_utils.ansiblemodule import AnsibleModule
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+
+    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argument_spec(options), supports_check_mode=True)
+    try:
+        result, warnings = read(reader, module.params, module)
+    except ReadError as exc:
+        module.fail_json(msg="%s" % exc)
+    for warning in warnings:
+        module.warn(warning)
+    module.exit_json(changed=False, **result)

@@ -165,24 +165,13 @@ state:
   type: dict
 """
 
-from ansible_collections.kubernetes.core.plugins.module_utils.ansiblemodule import AnsibleModule
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
-
 from ansible_collections.slime.hybrid.plugins.module_utils import kube_read, slinky_state
 
 
 # Where the task runs on the controller itself, its action plugin (plugins/action/slinky_state.py) makes the same
 # read in the controller's process instead.
 def main():
-    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=kube_read.argument_spec(slinky_state.OPTIONS),
-                              supports_check_mode=True)
-    try:
-        result, warnings = kube_read.read(slinky_state.run, module.params, module)
-    except kube_read.ReadError as exc:
-        module.fail_json(msg="%s" % exc)
-    for warning in warnings:
-        module.warn(warning)
-    module.exit_json(changed=False, **result)
+    kube_read.run_module(slinky_state.OPTIONS, slinky_state.run)
 
 
 if __name__ == "__main__":
