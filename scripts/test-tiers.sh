@@ -21,6 +21,10 @@
 # which only computes, runs at the end of whichever lane ends first. Within a lane, one tier
 # after another. The lanes share no files, ports or networks, and no test holds a timing limit
 # that a busy CPU would break. SERIAL_TIERS=1 runs every tier in one lane, in the order above.
+# A tier that hangs is stopped after SLIME_TIER_TIMEOUT seconds (4800: CI stops the whole run at 5400, and the
+# longest tier took 2,500 s here, 1.8x that on the slowest machine measured), everything it started with it, and
+# fails naming the last play or molecule step it began, so the summary still names every tier. Not a timing
+# check: a tier that ends, however slowly, passes or fails on its own.
 # The output of the tiers that ran beside the foreground one is printed at the end (all of it is
 # in test-logs/).
 #
@@ -75,11 +79,13 @@ run_tier() {
   # The CPU-seconds of make and everything it ran and waited for on this machine (Ansible, molecule, pytest,
   # helm, kubectl, ssh, the Go builds; not the labs' containers, which podman runs apart): bash's `times`,
   # whose second line is the children's user and system time, into $logs/TIER.cpu.
+  # timeout runs make in a process group of its own and, at the limit, signals all of it (TERM, then KILL).
+  local limit=${SLIME_TIER_TIMEOUT:-4800}
   if [ -n "${2:-}" ]; then
-    { (make --no-print-directory "$tier"; rc=$?; times >&3; exit $rc) 2>&1 | stamp >"$logs/$tier.log"; } 3>"$logs/$tier.cpu"
+    { (timeout --kill-after=60 "$limit" make --no-print-directory "$tier"; rc=$?; times >&3; exit $rc) 2>&1 | stamp >"$logs/$tier.log"; } 3>"$logs/$tier.cpu"
     rc=${PIPESTATUS[0]}
   else
-    { (make --no-print-directory "$tier"; rc=$?; times >&3; exit $rc) 2>&1 | stamp | tee "$logs/$tier.log"; } 3>"$logs/$tier.cpu"
+    { (timeout --kill-after=60 "$limit" make --no-print-directory "$tier"; rc=$?; times >&3; exit $rc) 2>&1 | stamp | tee "$logs/$tier.log"; } 3>"$logs/$tier.cpu"
     rc=${PIPESTATUS[0]}
   fi
   took=$((SECONDS - start))
@@ -87,6 +93,9 @@ run_tier() {
              NR == 2 { printf "%.0f", sec($1) + sec($2) }' "$logs/$tier.cpu" 2>/dev/null)
   if [ "$rc" -eq 0 ]; then
     echo "passed (${took} s, ${cpu:-?} CPU-s here)" >"$logs/$tier.result"
+  elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+    echo "FAILED (stopped after ${took} s, SLIME_TIER_TIMEOUT=$limit: it hung or starved): the last step it began:" \
+         "$(grep -E '^PLAY \[|^INFO .*Executing|^TASK \[' "$logs/$tier.log" | tail -1 | cut -c1-300)" >"$logs/$tier.result"
   else
     echo "FAILED (exit $rc after ${took} s, ${cpu:-?} CPU-s here): $(first_error "$logs/$tier.log")" >"$logs/$tier.result"
   fi
