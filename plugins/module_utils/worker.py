@@ -359,3 +359,29 @@ def _gpus(model, node):
         "files": [path for group in groups for path in group["files"]],
         "features": list(node["features"]) + ([feature] if groups and feature not in node["features"] else []),
     }
+
+
+def read_problems(model, read, timeout):
+    """What stops role slurm_node on a host, from module slurm_node_info's result (read): what the role cannot make
+    right there (its conflicts), and a conf server that did not answer (not checked in network_mode routed: the routes
+    to it are the role's own, added later). Each as the role's refusal words it."""
+    problems = list(read.get("conflicts") or [])
+    server = read.get("conf_server")
+    if model["network_mode"] != "routed" and (server or {}).get("state") != "open":
+        problems.append("conf server %s (slime_cluster.nodeport) is not reachable from this host within %ss (%s)"
+                        % (model["conf_server"], _seconds(timeout), (server or {}).get("state", "not checked")))
+    return problems
+
+
+def read_summary(name, read):
+    """One line of what the read found: the node as slurmctld records it when nothing differs, else the parts."""
+    if read.get("drift"):
+        return "%s: differs - %s" % (name, ", ".join(read["drift"]))
+    node = read.get("node") or {}
+    return "%s: State=%s NodeAddr=%s Features=%s Version=%s" % (
+        name, node.get("State"), node.get("NodeAddr"), node.get("AvailableFeatures"), node.get("Version"))
+
+
+def _seconds(value):
+    """5 for 5.0, 2.5 as it is: as the role's preflight_timeout is written."""
+    return int(value) if float(value).is_integer() else value

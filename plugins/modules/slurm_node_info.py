@@ -21,15 +21,31 @@ description:
     module run instead of one per file, rule and check.
   - Optionally waits for a TCP port (the conf server) to answer, as the role's preflight.
   - Read-only, it never changes the host.
+  - Given O(cluster) and O(node) instead of O(plan), the module's action plugin computes the plan on the controller
+    (as filter C(slime.hybrid.worker_plan) does), waits for the conf server in network modes V(nat) and V(hostnetwork),
+    returns the plan and the model (RV(plan), RV(model)), and fails the task with what role C(slime.hybrid.slurm_node)
+    refuses a host for (RV(conflicts), a conf server that does not answer), the host named; the role's plan, read and
+    check in one task.
 options:
   plan:
-    description: The host's plan, as filter C(slime.hybrid.worker_plan) computes it.
+    description: The host's plan, as filter C(slime.hybrid.worker_plan) computes it. One of O(plan) and O(cluster) is
+      required.
     type: dict
-    required: true
   name:
-    description: The Slurm node name of the host.
+    description: The Slurm node name of the host; O(node.name) with O(node).
     type: str
-    required: true
+  cluster:
+    description: The cluster model or the site's intent (C(slime_cluster), what filter C(slime.hybrid.cluster_model)
+      takes); with O(node), the plan is computed from it.
+    type: dict
+  node:
+    description: This host's settings, as filter C(slime.hybrid.worker_plan) takes them (C(name), C(features),
+      C(conf_extra), C(worker)); with O(cluster).
+    type: dict
+  preflight_timeout:
+    description: With O(cluster), seconds to wait for the conf server (the model's) to accept a connection.
+    type: float
+    default: 5
   features:
     description: The features slurmctld's record of the node must have.
     type: list
@@ -78,6 +94,13 @@ author:
 """
 
 EXAMPLES = r"""
+- name: Plan, read and check this host in one task (as role slime.hybrid.slurm_node does)
+  slime.hybrid.slurm_node_info:
+    cluster: "{{ slime_model }}"
+    node: {name: bm-1, features: [baremetal], conf_extra: {}, worker: {}}
+    slurm_key_b64: "{{ slurm_key_b64 }}"
+  register: state
+
 - name: Read how this host differs from its plan
   slime.hybrid.slurm_node_info:
     plan: "{{ __slurm_node_plan }}"
@@ -111,6 +134,20 @@ nodes:
   returned: with O(all_nodes)
   type: dict
   sample: {"slinky-0": {"NodeName": "slinky-0", "NodeAddr": "10.127.0.31", "AvailableFeatures": "slinky"}}
+plan:
+  description: The plan computed from O(cluster) and O(node).
+  returned: with O(cluster)
+  type: dict
+model:
+  description: The cluster model the plan was computed from (O(cluster), normalized).
+  returned: with O(cluster)
+  type: dict
+msg:
+  description: With O(cluster), the node as slurmctld records it when nothing differs, else the parts that differ; or
+    why the host is refused.
+  returned: with O(cluster)
+  type: str
+  sample: "bm-1: State=IDLE+DYNAMIC_NORM NodeAddr=10.127.0.61 Features=baremetal Version=26.05.5"
 conf_server:
   description: What the wait for O(conf_server) saw (V(open), V(refused), V(timeout), ...) and after how many seconds.
   returned: when O(conf_server) is given
@@ -132,8 +169,12 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             scontrol.ARGUMENT_SPEC,
-            plan=dict(type="dict", required=True),
-            name=dict(type="str", required=True),
+            plan=dict(type="dict"),
+            name=dict(type="str"),
+            # The action plugin's own (plugins/action/slurm_node_info.py): it computes plan and name from them.
+            cluster=dict(type="dict"),
+            node=dict(type="dict"),
+            preflight_timeout=dict(type="float", default=5.0),
             features=dict(type="list", elements="str", default=[]),
             all_nodes=dict(type="bool", default=False),
             slurm_key_b64=dict(type="str", required=True, no_log=True),
@@ -143,9 +184,14 @@ def main():
                 timeout=dict(type="float", default=5.0),
             )),
         ),
+        required_one_of=[("plan", "cluster")],
+        mutually_exclusive=[("plan", "cluster")],
+        required_together=[("cluster", "node")],
         supports_check_mode=True,
     )
     params = module.params
+    if params["plan"] is None or params["name"] is None:
+        module.fail_json(msg="plan and name are required (cluster and node are taken by the action plugin)")
     try:
         key_sha256 = digest(decode_key(params["slurm_key_b64"]))
     except ValueError as exc:
