@@ -32,7 +32,7 @@ options:
       required.
     type: dict
   name:
-    description: The Slurm node name of the host; O(node.name) with O(node).
+    description: The Slurm node name of the host; with O(node), its C(name).
     type: str
   cluster:
     description: The cluster model or the site's intent (C(slime_cluster), what filter C(slime.hybrid.cluster_model)
