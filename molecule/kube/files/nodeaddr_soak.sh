@@ -5,8 +5,9 @@
 # (where this host reaches it). Each launch is given up to 120 s: one that waits for its allocation
 # on a busy machine (right after slurmctld's restart, say) is slow, not failed; one that cannot reach
 # a pod fails with srun's own error. Prints, one per line:
+#   start EPOCH                 when the soak began (seconds since the epoch)
 #   launches N failed F
-#   failure T ERROR             one per failed launch (T: seconds into the soak)
+#   failure T ERROR             one per failed launch (T: seconds into the soak when it began)
 #   window NODE T LENGTH ADDR   one per stretch of samples with a NodeAddr other than WANT's
 #   longest_window LENGTH       seconds (0 when none): the longest such stretch, to the sample
 # Usage: nodeaddr_soak.sh SECONDS NODE=ADDR[,NODE=ADDR...]
@@ -44,6 +45,7 @@ wait "$sampler"
 
 failed=0
 [ ! -s "$dir/failures" ] || failed=$(wc -l <"$dir/failures")
+echo "start $start"
 echo "launches $launches failed $failed"
 [ ! -s "$dir/failures" ] || awk -v s="$start" '{ t = $1; $1 = ""; printf "failure %.1f%s\n", t - s, $0 }' "$dir/failures"
 # Stretches of wrong samples per node; a stretch lasts from its first wrong sample to the next
