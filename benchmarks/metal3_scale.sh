@@ -12,6 +12,11 @@
 # FakeIPA and the emulator during the wave, the deprovisioning's wall time, and the settings that
 # bound a wave (BMO_CONCURRENCY, PROVISIONING_LIMIT, Ironic's). Measures; never asserts a limit.
 #
+# After the largest wave, before its hosts are deleted: remediation's guards among them
+# (benchmarks/metal3_remediate.yml): BENCH_UNHEALTHY of them (default 10; 0: none) reported down for
+# 20 minutes, decided, power-cycled through their BareMetalHosts (the role's policy: max_concurrent 1
+# unless BENCH_MAX_CONCURRENT), decided again right after.
+#
 #   benchmarks/metal3_scale.sh [N ...]
 #
 # Needs the Metal3 tier's ports free (not beside make test's k8s or integration tier). Leaves nothing
@@ -19,6 +24,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -gt 0 ]; then counts=("$@"); else counts=(10 30 100); fi
+unhealthy=${BENCH_UNHEALTHY:-10}
+[[ $unhealthy =~ ^[0-9]+$ ]] || { echo "metal3_scale: BENCH_UNHEALTHY='$unhealthy' is not a host count" >&2; exit 2; }
 max=0
 for n in "${counts[@]}"; do
   [[ $n =~ ^[1-9][0-9]{0,3}$ ]] || { echo "metal3_scale: '$n' is not a host count from 1 to 9999" >&2; exit 2; }
@@ -111,6 +118,20 @@ b = dict(kv.split("=") for kv in before.split())
 a = dict(kv.split("=") for kv in after.split())
 print("   CPU-s during the wave: " + ", ".join("%s %.0f" % (k, float(a[k]) - float(b[k])) for k in a))
 PY
+  if [ "$n" = "$max" ] && [ "$unhealthy" -gt 0 ]; then
+    # Remediation's guards among this wave's hosts (benchmarks/metal3_remediate.yml), with the tier's inventory.
+    "$py" -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))["provisioner"]["inventory"]["group_vars"]["all"]))' \
+      molecule/metal3/molecule.yml >"$out/group-vars.json"
+    rc=0
+    ANSIBLE_CALLBACK_RESULT_FORMAT=json /usr/bin/time -f '%e %U %S' -o "$out/time-remediate" \
+      ansible-playbook -i localhost, -c local -e ansible_python_interpreter="$py" -e "@$out/group-vars.json" -e "@$vars" \
+      -e bench_unhealthy="$unhealthy" ${BENCH_MAX_CONCURRENT:+-e metal3_hosts_remediation_max_concurrent=$BENCH_MAX_CONCURRENT} \
+      benchmarks/metal3_remediate.yml >"$out/remediate-$n.log" 2>&1 || rc=$?
+    read -r wall user sys <"$out/time-remediate"
+    echo "   remediation (exit $rc, $wall s wall, $(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.1f", u + s }') CPU-s):" \
+      "$(sed -n 's/^ *"msg": "\(remediation at .*\)",\?$/\1/p' "$out/remediate-$n.log")"
+    [ "$rc" = 0 ] || { echo "   failed: $(grep -E '^fatal:|^failed:' "$out/remediate-$n.log" | head -3 | cut -c1-400)"; }
+  fi
   t2=$(date +%s)
   KUBECONFIG=$kubeconfig "$py" - <<'PY'
 import time
