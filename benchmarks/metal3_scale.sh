@@ -4,7 +4,8 @@
 # stack (molecule metal3: a real API server, baremetal-operator v0.13.2, Ironic 35.0.0, sushy-tools'
 # fake Redfish systems and Metal3's FakeIPA answering as each host's agent). The run returns when the
 # role's wait (one BareMetalHost list per poll, the role's default 10-s delay) saw every host
-# provisioned. Then the hosts are deleted (deprovisioned through Ironic) before the next wave.
+# provisioned. Then the hosts are deleted (deprovisioned through Ironic) before the next wave (the
+# last wave's go with the stack).
 #
 # Prints per wave: the run's wall time and the control node's CPU (Ansible and its modules; per host),
 # the hosts' provisioning as baremetal-operator recorded it (status.operationHistory: first register
@@ -58,7 +59,8 @@ trap 'molecule destroy -s metal3 >"$out/destroy.log" 2>&1 || true' EXIT
 # Slinky and the tier's own two hosts, so the waves find a converged cluster (slurm.key, controller).
 molecule converge -s metal3 >"$out/converge.log" 2>&1 || { tail -30 "$out/converge.log"; exit 1; }
 
-for n in "${counts[@]}"; do
+for i in "${!counts[@]}"; do
+  n=${counts[$i]}
   vars=$out/hosts-$n.yml
   # The first N of the fake systems metal3-test-services.sh added, as its endpoints.json lists them
   # (address, MAC, the BMC's credentials, the test image).
@@ -131,6 +133,10 @@ PY
     echo "   remediation (exit $rc, $wall s wall, $(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.1f", u + s }') CPU-s):" \
       "$(sed -n 's/^ *"msg": "\(remediation at .*\)",\?$/\1/p' "$out/remediate-$n.log")"
     [ "$rc" = 0 ] || { echo "   failed: $(grep -E '^fatal:|^failed:' "$out/remediate-$n.log" | head -3 | cut -c1-400)"; }
+  fi
+  if [ "$i" = $((${#counts[@]} - 1)) ]; then
+    echo "   (the last wave's hosts go with the stack: molecule destroy)"
+    continue
   fi
   t2=$(date +%s)
   KUBECONFIG=$kubeconfig "$py" - <<'PY'
