@@ -64,7 +64,8 @@ echo "make test ($kind): $took s ($((took / 60)) min $((took % 60)) s), exit $rc
 sed -n '/^=== make test: tiers/,$p' "$log" | tail -n +2
 # Each tier's line ends with the CPU-seconds of what it ran here (scripts/test-tiers.sh); the rest of the
 # machine's busy time went to the labs' containers (Kubernetes, Slurm, the hosts) and to nothing of ours.
-tiers=$(sed -n '/^=== make test: tiers/,$p' "$log" | grep -Eo '[0-9]+ CPU-s here' | awk '{ s += $1 } END { print s + 0 }')
+# (none in the lines of a checkout older than that count: 0, and the report goes on)
+tiers=$(sed -n '/^=== make test: tiers/,$p' "$log" | { grep -Eo '[0-9]+ CPU-s here' || true; } | awk '{ s += $1 } END { print s + 0 }')
 echo "CPU-seconds: $((b1 - b0)) busy in all, $tiers in the tiers' own processes (Ansible, molecule, pytest, helm, builds), $((b1 - b0 - tiers)) in the labs' containers and the rest"
 awk '{ s += $1; st += $2; if ($1 > 90) hi++; l += $3; if ($3 > lmax) lmax = $3 } END {
   if (NR) printf "CPU: %.0f %% busy on average (steal %.0f %%), above 90 %% in %.0f %% of %d samples; load average %.1f on average, %.1f at most\n", s / NR, st / NR, 100 * hi / NR, NR, l / NR, lmax }' "$samples"
