@@ -48,6 +48,7 @@ class FilterModule(object):
             "slinky_drift": slinky_state.drift,
             "slinky_immutable_changes": slinky_state.immutable_changes,
             "slinky_input_errors": slinky.input_errors,
+            "slinky_network_mode_change": slinky_state.network_mode_change,
             "slinky_stale_workers": slinky.stale_workers,
             "slurm_order_errors": slurm_order.errors,
             "slurmdbd_upgrade": slurm_order.slurmdbd_upgrade,

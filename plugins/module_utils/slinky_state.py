@@ -373,6 +373,32 @@ def immutable_changes(state, release, values, namespace):
     return out
 
 
+def running_network_mode(state, release):
+    """How the deployed release lets bare metal reach slurmctld, read from the values it was given: 'routed' (the
+    controller Service a ClusterIP: bare metal routes to the pod IPs), 'nat or hostnetwork' (a NodePort: bare metal's
+    DNAT), or None (not installed, or a Service type chart_values() never writes)."""
+    record = (state.get("releases") or {}).get(release)
+    if record is None:
+        return None
+    kind = ((((_normal(record["values"]).get("controller") or {}).get("service") or {}).get("spec") or {}).get("type"))
+    return {"ClusterIP": "routed", "NodePort": "nat or hostnetwork"}.get(kind)
+
+
+def network_mode_change(state, release, mode):
+    """A move of a deployed release between network_mode routed and the NodePort modes (nat, hostnetwork), which the
+    slinky role refuses ([] or one line naming the value, the running mode and what to do). Such a move re-addresses
+    every pod worker and swaps bare metal's DNAT for routes (or back) while jobs run; nat and hostnetwork differ only in
+    the NodeSets' hostNetwork default, a rolling update the operator does, and converge."""
+    running = running_network_mode(state, release)
+    if running is None or (mode == "routed") == (running == "routed"):
+        return []
+    return ["slime_cluster.network_mode=%s, but the running cluster is in %s (the controller Service of release %s is a %s): "
+            "site.yml does not move a running cluster between routed and the NodePort modes (every pod worker "
+            "re-addressed, bare metal's DNAT swapped for routes or back, with jobs running); set network_mode back, or "
+            "deploy anew: uninstall the release %s (slurmctld's state and the running jobs are lost) and run site.yml"
+            % (mode, running, release, "ClusterIP" if running == "routed" else "NodePort", release)]
+
+
 def drift(state, want):
     """Which parts of the slinky role differ from the cluster, each a list of what differs ([] when it does not):
     namespaces (missing, or without an annotation the role sets), secrets (missing: the role adopts an existing

@@ -324,3 +324,40 @@ def test_the_refused_fields_are_those_of_the_operators_webhooks():
     assert "cannot change volumeClaimTemplates after deployment" in nodeset
     assert [path for path, unused in ss.IMMUTABLE] == ["clusterName", "slurmKey.secretRef.name", "jwtKey.secretRef",
                                                        "controller.persistence.enabled"]
+
+
+# --------------------------------------------------------------------------- network_mode_change
+
+
+def _values_of(mode):
+    """The slurm chart's values chart_values() gives a model in that network mode (one NodeSet)."""
+    model = ss.slinky.cluster_model.normalize_intent({"name": "kube", "network_mode": mode, "nodeport": {"port": 30017},
+                                                     "srun_port_range": "60001-60100"})
+    return ss.slinky.chart_values(model, nodesets={"slinky": {"replicas": 2}})
+
+
+@pytest.mark.parametrize("running", ["nat", "hostnetwork", "routed"])
+def test_the_running_network_mode_is_read_from_the_values_the_release_was_given(running):
+    assert ss.running_network_mode(_deployed(_values_of(running)), "slurm") == ("routed" if running == "routed"
+                                                                                  else "nat or hostnetwork")
+    assert ss.running_network_mode({"releases": {}}, "slurm") is None
+    assert ss.running_network_mode(_deployed({"controller": {}}), "slurm") is None  # not written by the collection
+
+
+@pytest.mark.parametrize("running,wanted", [(a, b) for a in ("nat", "hostnetwork", "routed")
+                                            for b in ("nat", "hostnetwork", "routed")])
+def test_a_move_between_routed_and_the_nodeport_modes_is_refused_naming_both(running, wanted):
+    refused = ss.network_mode_change(_deployed(_values_of(running)), "slurm", wanted)
+    if (running == "routed") == (wanted == "routed"):
+        assert refused == []  # nat <-> hostnetwork: the NodeSets' hostNetwork default, rolled out by the operator
+        return
+    assert len(refused) == 1
+    assert refused[0].startswith("slime_cluster.network_mode=%s, but the running cluster is in %s (the controller "
+                                 "Service of release slurm is a %s)" % (wanted, "routed" if running == "routed" else
+                                                                  "nat or hostnetwork",
+                                                                  "ClusterIP" if running == "routed" else "NodePort"))
+    assert "set network_mode back" in refused[0] and "uninstall the release slurm" in refused[0]
+
+
+def test_no_network_mode_is_refused_before_the_first_install():
+    assert ss.network_mode_change({"releases": {}}, "slurm", "routed") == []
