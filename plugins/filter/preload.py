@@ -9,24 +9,34 @@ module_utils they import, compiled from source (the collection loader keeps no b
 milliseconds a task. The control process templates each task's name before it forks (the linear
 strategy, to show it), and each play's name as the play starts: a name that uses this filter loads them there, and
 every worker inherits them.
+
+It also freezes the garbage collector's view of what the process holds by then (gc.freeze(), as Python's
+documentation advises before a fork): a forked worker's collections then leave the objects inherited from the
+control process (the inventory, the vars, the loaded plugins) alone, instead of walking them all and writing
+to their pages. Measured on the demo cluster: a converged site.yml re-run 2.13 -> 2.03 s, 2.05 -> 1.92 CPU-s
+(4 rounds of 3, interleaved). What it holds at the freeze stays for the life of the process, garbage cycles
+included: fine for ansible-playbook, which ends with its run.
 Documented in plugins/filter/preload.yml."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import gc
+
 from ansible.plugins.loader import filter_loader, test_loader
 
 
 def preload(value=""):
     """'' (value is ignored); this process now holds ansible's own filters and tests (this collection's
-    filters are loaded by the lookup of this one)."""
+    filters are loaded by the lookup of this one), and what it holds is out of its workers' collections."""
     for loader in (filter_loader, test_loader):
         try:
             for dummy in loader.all():
                 pass
         except Exception:  # pylint: disable=broad-except  # only an optimization: a worker loads what it needs
             pass
+    gc.freeze()
     return ""
 
 
