@@ -65,6 +65,8 @@ def run(tmp_path_factory):
 CLUSTER = {"network_mode": "nat", "nodeport": {"port": 30817, "address": "10.0.0.5"}, "srun_port_range": "60001-60100",
            "controller": {"address": "10.0.0.5"}}
 
+KEY = "c2xpbWUtaHlicmlkIHVuaXQgdGVzdCBrZXkgb2YgMzIgYnl0ZXMh"  # 39 bytes of text, no cluster's key
+
 REFUSED = [
     ("scale_in.yml", {}, ["missing required arguments: slime_scale_in"]),
     ("scale_in.yml", {"slime_scale_in": "bm-1"}, ["slime_scale_in=bm-1 must be a non-empty list of Slurm node names"]),
@@ -86,6 +88,10 @@ REFUSED = [
      ["value of slime_doctor_probe must be one of: all, spread, got: most"]),
     ("doctor.yml", {"slime_cluster": CLUSTER, "slime_doctor_timeout": "3s"}, ["argument 'slime_doctor_timeout' is of type"]),
     ("upgrade.yml", {"slime_upgrade_batch": 0}, ["slime_upgrade_batch=0 must be a number of hosts"]),
+    # the knobs of stages site.yml runs after the Slinky and bare-metal ones, refused in its first plays
+    ("site.yml", {"slime_nodeaddr_settle": "a while", "slime_stale_workers_timeout": "long"},
+     ["argument 'slime_nodeaddr_settle' is of type", "argument 'slime_stale_workers_timeout' is of type",
+      "PLAY [Refuse the run with every problem found]"]),
     ("upgrade.yml", {"slime_upgrade_batch": "150%"}, ["slime_upgrade_batch=150% must be a number of hosts"]),
 ]
 
@@ -105,6 +111,10 @@ ACCEPTED = [
     ("fix_nodeaddr.yml", {"slime_pod_workers": {"slinky-0": "10.0.0.1"}, "slime_cluster": {
         "network_mode": "nat", "nodeport": {"port": 30817}, "srun_port_range": "60001-60100"}}, "Set NodeAddr"),
     ("upgrade.yml", {"slime_upgrade_batch": "25%"}, "PLAY [Check the inputs of the role"),
+    ("site.yml", {"slime_nodeaddr_settle": 10, "slime_stale_workers_timeout": "60", "slurm_node_slurm_key_b64": KEY,
+                  "slime_cluster": dict(CLUSTER, controller={"address": "10.0.0.5", "host": "slurm-controller"},
+                                        slurm_version="26.05")},
+     "PLAY [Check where scontrol runs]"),
     ("doctor.yml", {"slime_cluster": CLUSTER, "slime_doctor_probe": "spread"}, "Know each host by its Slurm node name"),
 ]
 
