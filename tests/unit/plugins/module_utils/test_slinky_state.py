@@ -338,8 +338,8 @@ def _values_of(mode):
 
 @pytest.mark.parametrize("running", ["nat", "hostnetwork", "routed"])
 def test_the_running_network_mode_is_read_from_the_values_the_release_was_given(running):
-    assert ss.running_network_mode(_deployed(_values_of(running)), "slurm") == ("routed" if running == "routed"
-                                                                                  else "nat or hostnetwork")
+    expected = "routed" if running == "routed" else "nat or hostnetwork"
+    assert ss.running_network_mode(_deployed(_values_of(running)), "slurm") == expected
     assert ss.running_network_mode({"releases": {}}, "slurm") is None
     assert ss.running_network_mode(_deployed({"controller": {}}), "slurm") is None  # not written by the collection
 
@@ -352,10 +352,9 @@ def test_a_move_between_routed_and_the_nodeport_modes_is_refused_naming_both(run
         assert refused == []  # nat <-> hostnetwork: the NodeSets' hostNetwork default, rolled out by the operator
         return
     assert len(refused) == 1
+    have, service = ("routed", "ClusterIP") if running == "routed" else ("nat or hostnetwork", "NodePort")
     assert refused[0].startswith("slime_cluster.network_mode=%s, but the running cluster is in %s (the controller "
-                                 "Service of release slurm is a %s)" % (wanted, "routed" if running == "routed" else
-                                                                  "nat or hostnetwork",
-                                                                  "ClusterIP" if running == "routed" else "NodePort"))
+                                 "Service of release slurm is a %s)" % (wanted, have, service))
     assert "set network_mode back" in refused[0] and "uninstall the release slurm" in refused[0]
 
 
