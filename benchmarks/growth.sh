@@ -12,7 +12,7 @@
 # to its bare-metal stage (--tags baremetal: the model read from the cluster, then slurm_node; of
 # the Slinky stage only its always-tagged input checks, and no pod-worker NodeAddr fix: no cost of
 # the fresh hosts). Needs a running, converged lab/kube (lab/kube/up.sh + site.yml; run.sh leaves
-# one). Measures; never asserts a limit.
+# one). BENCH_PAIRS=N: N pairs of re-run and empty play per size (medians). Measures; never asserts a limit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=benchmarks/lib.sh
@@ -63,9 +63,17 @@ for n in $sizes; do
   echo "converge of $n fresh bare-metal host$([ "$n" = 1 ] || echo s) (forks $forks): $s s ($(awk -v a="$s" -v b="$one" 'BEGIN { printf "%.2f", a / b }')x the 1-host time, $(awk -v a="$s" -v n="$n" 'BEGIN { printf "%.1f", a / n }') s per host; changed=$(recap_changed <<<"$out"), rc=$rc, $idle/$n IDLE)"
   awk -v w="$(secs "$t0" "$t1")" -v b="$(secs "$b0" "$b1")" -v a="$(cpu)" -v c="$cores" -v n="$n" 'BEGIN {
     printf "  CPU of that converge: machine busy %.1f s of %.1f s on %d cores (%.0f%%); ansible-playbook and its forks %.1f s; the rest (the hosts: apt, dpkg, systemd, slurmd; the Kubernetes nodes beside) %.1f s = %.1f s per host\n", b, w * c, c, 100 * b / (w * c), a, b - a, (b - a) / n }' 
-  t0=$(now); run benchmarks/empty.yml >/dev/null 2>&1; t1=$(now); empty=$(secs "$t0" "$t1")
-  t0=$(now); out=$( (run playbooks/site.yml --tags baremetal; times >"$tmp/cpu") 2>&1) || true; t1=$(now); rerun=$(secs "$t0" "$t1")
-  echo "idempotent re-run of site.yml on the $n: $rerun s (changed=$(recap_changed <<<"$out")) vs empty play over them: $empty s ($(awk -v a="$rerun" -v b="$empty" 'BEGIN { printf "%.1f", a / b }')x; $(cpu) s of ansible-playbook CPU)"
+  # BENCH_PAIRS (1) pairs back to back, each run's wall and ansible-playbook CPU; the medians and their ratios.
+  rows=()
+  for pair in $(seq "${BENCH_PAIRS:-1}"); do
+    t0=$(now); (run benchmarks/empty.yml >/dev/null 2>&1; times >"$tmp/cpu") || true; t1=$(now); empty=$(secs "$t0" "$t1"); ecpu=$(cpu)
+    t0=$(now); out=$( (run playbooks/site.yml --tags baremetal; times >"$tmp/cpu") 2>&1) || true; t1=$(now); rerun=$(secs "$t0" "$t1")
+    echo "  pair $pair: re-run $rerun s, $(cpu) CPU-s (changed=$(recap_changed <<<"$out")); empty play $empty s, $ecpu CPU-s"
+    rows+=("$rerun $(cpu) $empty $ecpu")
+  done
+  med() { printf '%s\n' "${rows[@]}" | awk -v c="$1" '{ print $c }' | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+  rw=$(med 1) rc=$(med 2) ew=$(med 3) ec=$(med 4)
+  echo "idempotent re-run of site.yml on the $n (median of ${BENCH_PAIRS:-1}): $rw s, $rc CPU-s of ansible-playbook vs empty play over them: $ew s, $ec CPU-s ($(awk -v a="$rw" -v b="$ew" 'BEGIN { printf "%.1f", a / b }')x wall, $(awk -v a="$rc" -v b="$ec" -v n="$n" 'BEGIN { printf "%.1fx CPU; %.2f CPU-s per host above the empty play", a / b, (a - b) / n }'))"
   echo "memory per converged host (podman stats, mean of $n): $(podman stats --no-stream --format '{{.MemUsage}}' "${hosts[@]}" | cut -d/ -f1 | mib) MiB"
   for h in "${hosts[@]}"; do ./lab/host.sh remove "$h" >/dev/null; done
   hosts=()
