@@ -71,7 +71,7 @@ for n in $sizes; do
     echo "  pair $pair: re-run $rerun s, $(cpu) CPU-s (changed=$(recap_changed <<<"$out")); empty play $empty s, $ecpu CPU-s"
     rows+=("$rerun $(cpu) $empty $ecpu")
   done
-  med() { printf '%s\n' "${rows[@]}" | awk -v c="$1" '{ print $c }' | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+  med() { printf '%s\n' "${rows[@]}" | awk -v c="$1" '{ print $c }' | median; }
   rw=$(med 1) rc=$(med 2) ew=$(med 3) ec=$(med 4)
   echo "idempotent re-run of site.yml on the $n (median of ${BENCH_PAIRS:-1}): $rw s, $rc CPU-s of ansible-playbook vs empty play over them: $ew s, $ec CPU-s ($(awk -v a="$rw" -v b="$ew" 'BEGIN { printf "%.1f", a / b }')x wall, $(awk -v a="$rc" -v b="$ec" -v n="$n" 'BEGIN { printf "%.1fx CPU; %.2f CPU-s per host above the empty play", a / b, (a - b) / n }'))"
   echo "memory per converged host (podman stats, mean of $n): $(podman stats --no-stream --format '{{.MemUsage}}' "${hosts[@]}" | cut -d/ -f1 | mib) MiB"

@@ -15,3 +15,5 @@ now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" -v d="${3:-1}" 'BEGIN { printf "%." d "f", b - a }'; }
 # The sum of changed= over an ansible-playbook recap on stdin.
 recap_changed() { grep -Eo 'changed=[0-9]+' | awk -F= '{ s += $2 } END { print s + 0 }'; }
+# The median of the numbers on stdin, one a line.
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

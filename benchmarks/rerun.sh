@@ -38,7 +38,6 @@ PY
 }
 export BENCH_OUT=$out
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 rows=()
 for i in $(seq "$pairs"); do
   read -r ew ec _ < <(timed benchmarks/empty.yml)
