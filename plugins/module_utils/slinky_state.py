@@ -373,15 +373,24 @@ def immutable_changes(state, release, values, namespace):
     return out
 
 
+# The controller Service chart_values() writes in each network mode (stated in both: the operator keeps the type of an
+# existing Service), read back as the running mode.
+SERVICE_MODES = {"ClusterIP": "routed", "NodePort": "nat or hostnetwork"}
+
+
+def _controller_service_type(state, release):
+    """The controller Service type in the values the deployed release was given (None: not installed, or none)."""
+    record = (state.get("releases") or {}).get(release)
+    if record is None:
+        return None
+    return (((_normal(record["values"]).get("controller") or {}).get("service") or {}).get("spec") or {}).get("type")
+
+
 def running_network_mode(state, release):
     """How the deployed release lets bare metal reach slurmctld, read from the values it was given: 'routed' (the
     controller Service a ClusterIP: bare metal routes to the pod IPs), 'nat or hostnetwork' (a NodePort: bare metal's
     DNAT), or None (not installed, or a Service type chart_values() never writes)."""
-    record = (state.get("releases") or {}).get(release)
-    if record is None:
-        return None
-    kind = ((((_normal(record["values"]).get("controller") or {}).get("service") or {}).get("spec") or {}).get("type"))
-    return {"ClusterIP": "routed", "NodePort": "nat or hostnetwork"}.get(kind)
+    return SERVICE_MODES.get(_controller_service_type(state, release))
 
 
 def network_mode_change(state, release, mode):
@@ -389,14 +398,15 @@ def network_mode_change(state, release, mode):
     slinky role refuses ([] or one line naming the value, the running mode and what to do). Such a move re-addresses
     every pod worker and swaps bare metal's DNAT for routes (or back) while jobs run; nat and hostnetwork differ only in
     the NodeSets' hostNetwork default, a rolling update the operator does, and converge."""
-    running = running_network_mode(state, release)
+    kind = _controller_service_type(state, release)
+    running = SERVICE_MODES.get(kind)
     if running is None or (mode == "routed") == (running == "routed"):
         return []
     return ["slime_cluster.network_mode=%s, but the running cluster is in %s (the controller Service of release %s is a %s): "
             "site.yml does not move a running cluster between routed and the NodePort modes (every pod worker "
             "re-addressed, bare metal's DNAT swapped for routes or back, with jobs running); set network_mode back, or "
             "deploy anew: uninstall the release %s (slurmctld's state and the running jobs are lost) and run site.yml"
-            % (mode, running, release, "ClusterIP" if running == "routed" else "NodePort", release)]
+            % (mode, running, release, kind, release)]
 
 
 def drift(state, want):
